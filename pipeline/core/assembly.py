@@ -1,0 +1,262 @@
+"""Assembly of one streamed response: body slices in, calls with trustworthy identity out.
+
+The assembler is pure (no Kafka, no Faust, no I/O) so it can be tested, profiled and replayed
+offline, and its state serializes to compact bytes so the pipeline can carry an open response
+across a worker crash. The cost of a chunk is proportional to the chunk: argument fragments are
+kept as a list and joined once, at the end or at a snapshot, never per chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import orjson
+
+from pipeline.core.errors import DeadLetter, Oversize
+from pipeline.core.framing import Framer
+from pipeline.core.identity import ABSENT, Repair, accept_identity, classify_offer
+from pipeline.core.limits import Limits
+from pipeline.core.wire import WireChunk, WireToolCall, parse_chunk
+
+SNAPSHOT_VERSION = 1
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+class Call:
+    """One tool call: (choice, index) plus identity and the argument fragments so far."""
+
+    __slots__ = ("arguments_bytes", "choice", "fragments", "id", "index", "name")
+
+    def __init__(self, choice: int, index: int) -> None:
+        self.choice = choice
+        self.index = index
+        self.id: str | None = None
+        self.name: str | None = None
+        self.fragments: list[str] = []
+        self.arguments_bytes = 0
+
+    @property
+    def arguments(self) -> str:
+        if len(self.fragments) > 1:
+            self.fragments = ["".join(self.fragments)]
+        return self.fragments[0] if self.fragments else ""
+
+
+class Choice:
+    """Per-choice text, finish reason and the map from wire index to call index."""
+
+    __slots__ = ("content", "finish_reason", "highest_index", "reasoning", "wire_index")
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.finish_reason: str | None = None
+        #: Wire ``index`` → index of the call it currently feeds (differs after an index-reuse
+        #: split, where a provider reuses ``index: 0`` for a new parallel call).
+        self.wire_index: dict[int, int] = {}
+        self.highest_index = -1
+
+
+@dataclass(slots=True)
+class Assembler:
+    """Feed it the body of one response, slice by slice; then ask :mod:`pipeline.core.decide`."""
+
+    limits: Limits = field(default_factory=Limits)
+    framer: Framer = field(init=False)
+    choices: dict[int, Choice] = field(default_factory=dict)
+    calls: dict[tuple[int, int], Call] = field(default_factory=dict)
+    repairs: list[int] = field(default_factory=lambda: [0] * len(Repair))
+    usage: dict[str, object] | None = None
+    model: str | None = None
+    response_id: str | None = None
+    chunks: int = 0
+    body_bytes: int = 0
+    #: Set when the response is already known to be a dead letter; later input is ignored.
+    failure: DeadLetter | None = None
+
+    def __post_init__(self) -> None:
+        self.framer = Framer(self.limits.max_line_bytes)
+
+    @property
+    def done(self) -> bool:
+        """``data: [DONE]`` was seen."""
+        return self.framer.done
+
+    def feed(self, data: bytes) -> None:
+        """Apply one slice of the body (any size, cut anywhere)."""
+        self.body_bytes += len(data)
+        if self.failure is not None:
+            return
+        try:
+            if self.body_bytes > self.limits.max_response_bytes:
+                raise Oversize(
+                    f"the response is larger than {self.limits.max_response_bytes} bytes")
+            for payload in self.framer.feed(data):
+                self.apply(parse_chunk(payload))
+        except DeadLetter as failure:
+            self.failure = failure
+
+    def end(self) -> bool:
+        """The body ended; whether it ended with ``[DONE]``."""
+        if self.failure is not None:
+            return self.framer.done
+        return self.framer.finish()
+
+    def apply(self, chunk: WireChunk) -> None:
+        """Apply one parsed chunk (already structurally checked by ``parse_chunk``)."""
+        self.chunks += 1
+        if self.model is None:
+            model = chunk.get("model")
+            if accept_identity(model):
+                self.model = model
+        if self.response_id is None:
+            rid = chunk.get("id")
+            if accept_identity(rid):
+                self.response_id = rid
+        usage = chunk.get("usage")
+        if usage is not None:
+            self.usage = usage
+        choices = chunk.get("choices")
+        if not choices:
+            return
+        for position, wire_choice in enumerate(choices):
+            index = wire_choice.get("index")
+            if index is None:
+                index = position
+            choice = self.choices.get(index)
+            if choice is None:
+                if len(self.choices) >= self.limits.max_choices:
+                    raise Oversize(f"more than {self.limits.max_choices} choices")
+                choice = self.choices[index] = Choice()
+            finish = wire_choice.get("finish_reason")
+            if type(finish) is str and finish:
+                choice.finish_reason = finish
+            delta = wire_choice.get("delta")
+            if not delta:
+                continue
+            content = delta.get("content")
+            if type(content) is str and content:
+                choice.content.append(content)
+            reasoning = delta.get("reasoning_content")
+            if type(reasoning) is str and reasoning:
+                choice.reasoning.append(reasoning)
+            tool_calls = delta.get("tool_calls")
+            if tool_calls:
+                for call_position, entry in enumerate(tool_calls):
+                    self._apply_call(index, choice, call_position, entry)
+
+    def _apply_call(self, choice_index: int, choice: Choice, position: int,
+                    entry: WireToolCall) -> None:
+        repairs = self.repairs
+        wire_index = entry.get("index")
+        if wire_index is None:
+            wire_index = position
+            repairs[Repair.INDEX_FALLBACKS] += 1
+        function = entry.get("function") or {}
+        offered_id = entry.get("id", ABSENT)
+        offered_name = function.get("name", ABSENT)
+        call_index = choice.wire_index.get(wire_index)
+        call = None if call_index is None else self.calls[(choice_index, call_index)]
+        if call is None:
+            call_index = wire_index
+            if (choice_index, call_index) in self.calls:  # taken by an index-reuse split
+                call_index = choice.highest_index + 1
+            call = self._new_call(choice_index, choice, wire_index, call_index)
+        elif (call.fragments and call.id and call.name
+              and accept_identity(offered_id) and offered_id != call.id
+              and accept_identity(offered_name) and offered_name != call.name):
+            # Ollama reuses index 0 for parallel calls: a whole new identity after arguments
+            # began is a new call, not a rename of the old one.
+            repairs[Repair.INDEX_REUSE_SPLITS] += 1
+            call = self._new_call(choice_index, choice, wire_index, choice.highest_index + 1)
+            call.id = offered_id
+            call.name = offered_name
+            offered_id = offered_name = ABSENT
+        repair = classify_offer(call.id, offered_id)
+        if repair is not None:
+            repairs[repair] += 1
+        if accept_identity(offered_id):
+            call.id = offered_id
+        repair = classify_offer(call.name, offered_name)
+        if repair is not None:
+            repairs[repair] += 1
+        if accept_identity(offered_name):
+            call.name = offered_name
+        arguments = function.get("arguments")
+        if arguments:
+            size = _utf8_len(arguments)
+            call.arguments_bytes += size
+            if call.arguments_bytes > self.limits.max_arguments_bytes:
+                raise Oversize(f"call {call.index} of choice {call.choice} has more than "
+                               f"{self.limits.max_arguments_bytes} bytes of arguments")
+            call.fragments.append(arguments)
+
+    def _new_call(self, choice_index: int, choice: Choice, wire_index: int, index: int) -> Call:
+        if len(self.calls) >= self.limits.max_calls:
+            raise Oversize(f"more than {self.limits.max_calls} tool calls")
+        call = Call(choice_index, index)
+        self.calls[(choice_index, index)] = call
+        choice.wire_index[wire_index] = index
+        choice.highest_index = max(choice.highest_index, index, wire_index)
+        return call
+
+    # -- state -------------------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The whole state as compact bytes; :meth:`restore` gives back an equal assembler."""
+        state = {
+            "v": SNAPSHOT_VERSION,
+            "framer": self.framer.snapshot(),
+            "choices": [
+                [i, "".join(c.content), "".join(c.reasoning), c.finish_reason,
+                 list(c.wire_index.items()), c.highest_index]
+                for i, c in self.choices.items()
+            ],
+            "calls": [[c.choice, c.index, c.id, c.name, c.arguments, c.arguments_bytes]
+                      for c in self.calls.values()],
+            "repairs": self.repairs,
+            "usage": self.usage,
+            "model": self.model,
+            "response_id": self.response_id,
+            "chunks": self.chunks,
+            "bytes": self.body_bytes,
+            "failure": None if self.failure is None
+            else [type(self.failure).__name__, self.failure.reason, self.failure.detail],
+        }
+        return orjson.dumps(state)
+
+    @classmethod
+    def restore(cls, snapshot: bytes, limits: Limits | None = None) -> Assembler:
+        state = orjson.loads(snapshot)
+        if state.get("v") != SNAPSHOT_VERSION:
+            raise ValueError(f"unknown assembler snapshot version {state.get('v')!r}")
+        asm = cls(limits or Limits())
+        asm.framer = Framer.restore(state["framer"], asm.limits.max_line_bytes)
+        for i, content, reasoning, finish, wire_index, highest in state["choices"]:
+            choice = asm.choices[i] = Choice()
+            choice.content = [content] if content else []
+            choice.reasoning = [reasoning] if reasoning else []
+            choice.finish_reason = finish
+            choice.wire_index = {w: c for w, c in wire_index}
+            choice.highest_index = highest
+        for choice_index, index, call_id, name, arguments, arguments_bytes in state["calls"]:
+            call = Call(choice_index, index)
+            call.id, call.name = call_id, name
+            call.fragments = [arguments] if arguments else []
+            call.arguments_bytes = arguments_bytes
+            asm.calls[(choice_index, index)] = call
+        asm.repairs = list(state["repairs"])
+        asm.usage = state["usage"]
+        asm.model = state["model"]
+        asm.response_id = state["response_id"]
+        asm.chunks = state["chunks"]
+        asm.body_bytes = state["bytes"]
+        if state["failure"] is not None:
+            _, reason, detail = state["failure"]
+            failure = DeadLetter(detail)
+            failure.reason = reason
+            asm.failure = failure
+        return asm

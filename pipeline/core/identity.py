@@ -1,0 +1,54 @@
+"""The identity rule: what may set a call's ``id`` or ``function.name``.
+
+Providers repeat identity on continuation deltas as ``""`` (DeepSeek, DashScope), ``null``
+(hy3, longcat, vLLM), in full (Fireworks, LiteLLM, llama-server), or never send it. Writing
+whatever arrives erases the identity (``""``) or doubles it (``call_1call_1``); the executor then
+refuses ``unknown tool ""`` and a session store holding an empty call id cannot load the session
+again. So one predicate decides, and everything else only counts what it decided.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Final, TypeGuard
+
+#: Marks a field the delta did not send at all (distinct from an explicit ``null``).
+ABSENT: Final = object()
+
+
+def accept_identity(offered: object) -> TypeGuard[str]:
+    """Only a non-empty string may set an identity; anything else leaves it as it was."""
+    return type(offered) is str and offered != ""
+
+
+class Repair(IntEnum):
+    """What the assembler did instead of trusting the wire; counted per response."""
+
+    EMPTY_IDENTITY_IGNORED = 0
+    NULL_IDENTITY_IGNORED = 1
+    NON_STRING_IDENTITY_IGNORED = 2
+    IDENTITY_REPEATED = 3
+    IDENTITY_CONFLICTS = 4
+    INDEX_FALLBACKS = 5
+    INDEX_REUSE_SPLITS = 6
+
+
+REPAIR_NAMES: Final = tuple(r.name.lower() for r in Repair)
+
+
+def classify_offer(established: str | None, offered: object) -> Repair | None:
+    """The repair an offered identity value counts as, or ``None`` when it simply sets one.
+
+    ``ABSENT`` counts nothing: a field that is not sent was not repaired.
+    """
+    if accept_identity(offered):
+        if established is None:
+            return None
+        return Repair.IDENTITY_REPEATED if offered == established else Repair.IDENTITY_CONFLICTS
+    if offered is ABSENT:
+        return None
+    if offered is None:
+        return Repair.NULL_IDENTITY_IGNORED
+    if offered == "":
+        return Repair.EMPTY_IDENTITY_IGNORED
+    return Repair.NON_STRING_IDENTITY_IGNORED

@@ -1,0 +1,47 @@
+"""Bounds on what one response may cost.
+
+Every bound is a setting with a safe default, so a hostile or broken upstream can cost a worker
+at most a known amount of memory before its response is dead-lettered as ``oversize``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-response bounds; exceeding any of them dead-letters the response as ``oversize``."""
+
+    #: Raw body bytes of one response (all slices together).
+    max_response_bytes: int = 16 * MiB
+    #: One SSE line, and the data of one SSE event (several ``data:`` lines joined).
+    max_line_bytes: int = 4 * MiB
+    #: Arguments of one call (UTF-8 bytes).
+    max_arguments_bytes: int = 4 * MiB
+    #: Calls of one response, all choices together.
+    max_calls: int = 128
+    #: Choices of one response (``n`` in the request).
+    max_choices: int = 16
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Limits:
+        """Read ``TOOLWIRE_MAX_*`` overrides, e.g. ``TOOLWIRE_MAX_CALLS=64``."""
+        env = os.environ if environ is None else environ
+        values: dict[str, int] = {}
+        for f in fields(cls):
+            name = "TOOLWIRE_" + f.name.upper()
+            raw = env.get(name)
+            if raw is None or raw == "":
+                continue
+            try:
+                value = int(raw)
+            except ValueError:
+                raise ValueError(f"{name}={raw!r}: expected a positive whole number") from None
+            if value <= 0:
+                raise ValueError(f"{name}={raw!r}: expected a positive whole number")
+            values[f.name] = value
+        return cls(**values)
