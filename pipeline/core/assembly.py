@@ -9,20 +9,25 @@ kept as a list and joined once, at the end or at a snapshot, never per chunk.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 import orjson
 
 from pipeline.core.errors import DeadLetter, Oversize
 from pipeline.core.framing import Framer
-from pipeline.core.identity import ABSENT, Repair, accept_identity, classify_offer
+from pipeline.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from pipeline.core.limits import Limits
-from pipeline.core.wire import WireChunk, WireToolCall, parse_chunk
+from pipeline.core.wire import WireChunk, WireToolCall, diagnose, malformed, parse_chunk
 
 SNAPSHOT_VERSION = 1
 
 
+INDEX_FALLBACKS: Final = int(Repair.INDEX_FALLBACKS)
+INDEX_REUSE_SPLITS: Final = int(Repair.INDEX_REUSE_SPLITS)
+
+
 def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 class Call:
@@ -54,9 +59,9 @@ class Choice:
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.finish_reason: str | None = None
-        #: Wire ``index`` → index of the call it currently feeds (differs after an index-reuse
-        #: split, where a provider reuses ``index: 0`` for a new parallel call).
-        self.wire_index: dict[int, int] = {}
+        #: Wire ``index`` → the call it currently feeds (another call than the index names after
+        #: an index-reuse split, where a provider reuses ``index: 0`` for a new parallel call).
+        self.wire_index: dict[int, Call] = {}
         self.highest_index = -1
 
 
@@ -106,7 +111,21 @@ class Assembler:
         return self.framer.finish()
 
     def apply(self, chunk: WireChunk) -> None:
-        """Apply one parsed chunk (already structurally checked by ``parse_chunk``)."""
+        """Apply one parsed chunk, or raise :class:`MalformedChunk` saying what is wrong.
+
+        The walk trusts the shape and lets a wrong type fail on its own (a ``.get`` on a list,
+        iterating a number); only then does :func:`diagnose` walk the chunk again to name the
+        fault. Checking every type up front would cost the hot path as much as the walk itself.
+        """
+        try:
+            self._apply(chunk)
+        except (AttributeError, TypeError) as exc:
+            why = diagnose(chunk)
+            if why is None:
+                raise  # not the wire's fault: a bug of ours, which must not hide as a dead letter
+            raise malformed(chunk, why) from exc
+
+    def _apply(self, chunk: WireChunk) -> None:
         self.chunks += 1
         if self.model is None:
             model = chunk.get("model")
@@ -118,88 +137,99 @@ class Assembler:
                 self.response_id = rid
         usage = chunk.get("usage")
         if usage is not None:
+            if type(usage) is not dict:
+                raise malformed(chunk, "'usage' is not an object")
             self.usage = usage
         choices = chunk.get("choices")
         if not choices:
+            if choices is not None and type(choices) is not list:
+                raise malformed(chunk, "'choices' is not a list")
             return
         for position, wire_choice in enumerate(choices):
             index = wire_choice.get("index")
             if index is None:
                 index = position
+            elif type(index) is not int or index < 0:
+                raise malformed(chunk, "a choice 'index' is not a non-negative integer")
             choice = self.choices.get(index)
             if choice is None:
                 if len(self.choices) >= self.limits.max_choices:
                     raise Oversize(f"more than {self.limits.max_choices} choices")
                 choice = self.choices[index] = Choice()
             finish = wire_choice.get("finish_reason")
-            if type(finish) is str and finish:
+            if finish and type(finish) is str:
                 choice.finish_reason = finish
             delta = wire_choice.get("delta")
             if not delta:
+                if delta is not None and type(delta) is not dict:
+                    raise malformed(chunk, "'delta' is not an object")
                 continue
             content = delta.get("content")
-            if type(content) is str and content:
+            if content and type(content) is str:
                 choice.content.append(content)
             reasoning = delta.get("reasoning_content")
-            if type(reasoning) is str and reasoning:
+            if reasoning and type(reasoning) is str:
                 choice.reasoning.append(reasoning)
             tool_calls = delta.get("tool_calls")
             if tool_calls:
                 for call_position, entry in enumerate(tool_calls):
-                    self._apply_call(index, choice, call_position, entry)
+                    self._apply_call(chunk, index, choice, call_position, entry)
+            elif tool_calls is not None and type(tool_calls) is not list:
+                raise malformed(chunk, "'tool_calls' is not a list")
 
-    def _apply_call(self, choice_index: int, choice: Choice, position: int,
+    def _apply_call(self, chunk: WireChunk, choice_index: int, choice: Choice, position: int,
                     entry: WireToolCall) -> None:
         repairs = self.repairs
         wire_index = entry.get("index")
         if wire_index is None:
             wire_index = position
-            repairs[Repair.INDEX_FALLBACKS] += 1
-        function = entry.get("function") or {}
+            repairs[INDEX_FALLBACKS] += 1
+        elif type(wire_index) is not int or wire_index < 0:
+            raise malformed(chunk, "a tool call 'index' is not a non-negative integer")
+        function = entry.get("function")
+        if function:
+            offered_name: object = function.get("name", ABSENT)
+            arguments = function.get("arguments")
+        elif function is None or type(function) is dict:
+            offered_name = ABSENT
+            arguments = None
+        else:
+            raise malformed(chunk, "'function' is not an object")
         offered_id = entry.get("id", ABSENT)
-        offered_name = function.get("name", ABSENT)
-        call_index = choice.wire_index.get(wire_index)
-        call = None if call_index is None else self.calls[(choice_index, call_index)]
+        call = choice.wire_index.get(wire_index)
         if call is None:
             call_index = wire_index
             if (choice_index, call_index) in self.calls:  # taken by an index-reuse split
                 call_index = choice.highest_index + 1
             call = self._new_call(choice_index, choice, wire_index, call_index)
-        elif (call.fragments and call.id and call.name
-              and accept_identity(offered_id) and offered_id != call.id
-              and accept_identity(offered_name) and offered_name != call.name):
+        elif (call.fragments and offered_id != call.id and offered_name != call.name
+                and call.id and call.name
+                and accept_identity(offered_id) and accept_identity(offered_name)):
             # Ollama reuses index 0 for parallel calls: a whole new identity after arguments
             # began is a new call, not a rename of the old one.
-            repairs[Repair.INDEX_REUSE_SPLITS] += 1
+            repairs[INDEX_REUSE_SPLITS] += 1
             call = self._new_call(choice_index, choice, wire_index, choice.highest_index + 1)
-            call.id = offered_id
-            call.name = offered_name
-            offered_id = offered_name = ABSENT
-        repair = classify_offer(call.id, offered_id)
-        if repair is not None:
-            repairs[repair] += 1
-        if accept_identity(offered_id):
-            call.id = offered_id
-        repair = classify_offer(call.name, offered_name)
-        if repair is not None:
-            repairs[repair] += 1
-        if accept_identity(offered_name):
-            call.name = offered_name
-        arguments = function.get("arguments")
+        if offered_id is not ABSENT:
+            call.id = settle_identity(call.id, offered_id, repairs)
+        if offered_name is not ABSENT:
+            call.name = settle_identity(call.name, offered_name, repairs)
         if arguments:
-            size = _utf8_len(arguments)
+            # A non-string fails here (no isascii) and is diagnosed by ``apply``.
+            size = len(arguments) if arguments.isascii() else _utf8_len(arguments)
             call.arguments_bytes += size
             if call.arguments_bytes > self.limits.max_arguments_bytes:
                 raise Oversize(f"call {call.index} of choice {call.choice} has more than "
                                f"{self.limits.max_arguments_bytes} bytes of arguments")
             call.fragments.append(arguments)
+        elif arguments is not None and arguments != "":
+            raise malformed(chunk, "'function.arguments' is not a string")
 
     def _new_call(self, choice_index: int, choice: Choice, wire_index: int, index: int) -> Call:
         if len(self.calls) >= self.limits.max_calls:
             raise Oversize(f"more than {self.limits.max_calls} tool calls")
         call = Call(choice_index, index)
         self.calls[(choice_index, index)] = call
-        choice.wire_index[wire_index] = index
+        choice.wire_index[wire_index] = call
         choice.highest_index = max(choice.highest_index, index, wire_index)
         return call
 
@@ -212,7 +242,7 @@ class Assembler:
             "framer": self.framer.snapshot(),
             "choices": [
                 [i, "".join(c.content), "".join(c.reasoning), c.finish_reason,
-                 list(c.wire_index.items()), c.highest_index]
+                 [[w, call.index] for w, call in c.wire_index.items()], c.highest_index]
                 for i, c in self.choices.items()
             ],
             "calls": [[c.choice, c.index, c.id, c.name, c.arguments, c.arguments_bytes]
@@ -235,19 +265,22 @@ class Assembler:
             raise ValueError(f"unknown assembler snapshot version {state.get('v')!r}")
         asm = cls(limits or Limits())
         asm.framer = Framer.restore(state["framer"], asm.limits.max_line_bytes)
+        wire_indexes: dict[int, list[list[int]]] = {}
         for i, content, reasoning, finish, wire_index, highest in state["choices"]:
             choice = asm.choices[i] = Choice()
             choice.content = [content] if content else []
             choice.reasoning = [reasoning] if reasoning else []
             choice.finish_reason = finish
-            choice.wire_index = {w: c for w, c in wire_index}
             choice.highest_index = highest
+            wire_indexes[i] = wire_index
         for choice_index, index, call_id, name, arguments, arguments_bytes in state["calls"]:
             call = Call(choice_index, index)
             call.id, call.name = call_id, name
             call.fragments = [arguments] if arguments else []
             call.arguments_bytes = arguments_bytes
             asm.calls[(choice_index, index)] = call
+        for i, pairs in wire_indexes.items():
+            asm.choices[i].wire_index = {w: asm.calls[(i, c)] for w, c in pairs}
         asm.repairs = list(state["repairs"])
         asm.usage = state["usage"]
         asm.model = state["model"]

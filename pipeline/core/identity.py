@@ -36,19 +36,24 @@ class Repair(IntEnum):
 REPAIR_NAMES: Final = tuple(r.name.lower() for r in Repair)
 
 
-def classify_offer(established: str | None, offered: object) -> Repair | None:
-    """The repair an offered identity value counts as, or ``None`` when it simply sets one.
+def settle_identity(established: str | None, offered: object, repairs: list[int]) -> str | None:
+    """The identity after ``offered`` arrives, counting in ``repairs`` what was not trusted.
 
-    ``ABSENT`` counts nothing: a field that is not sent was not repaired.
+    ``ABSENT`` counts nothing: a field that is not sent was not repaired. A different non-empty
+    value replaces the established one (last non-empty wins) and counts as a conflict, which
+    strict mode turns into a dead letter.
     """
     if accept_identity(offered):
-        if established is None:
-            return None
-        return Repair.IDENTITY_REPEATED if offered == established else Repair.IDENTITY_CONFLICTS
-    if offered is ABSENT:
-        return None
-    if offered is None:
-        return Repair.NULL_IDENTITY_IGNORED
-    if offered == "":
-        return Repair.EMPTY_IDENTITY_IGNORED
-    return Repair.NON_STRING_IDENTITY_IGNORED
+        if established is not None:
+            repairs[REPEATED if offered == established else CONFLICT] += 1
+        return offered
+    if offered is not ABSENT:
+        repairs[NULL if offered is None else EMPTY if offered == "" else NON_STRING] += 1
+    return established
+
+
+EMPTY: Final = int(Repair.EMPTY_IDENTITY_IGNORED)
+NULL: Final = int(Repair.NULL_IDENTITY_IGNORED)
+NON_STRING: Final = int(Repair.NON_STRING_IDENTITY_IGNORED)
+REPEATED: Final = int(Repair.IDENTITY_REPEATED)
+CONFLICT: Final = int(Repair.IDENTITY_CONFLICTS)
