@@ -1,0 +1,75 @@
+"""Every capture of the corpus gives its hand-written expected record, however it is sliced.
+
+The expectations were written from the specification, not from the implementation's output;
+the properties then say the record cannot depend on how the body was cut into slices, nor on
+a snapshot/restore of the assembler at any point of the stream.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.core import Assembler, assemble, decide
+from tests.core.corpus import CAPTURES, Capture
+
+IDS = [c.name for c in CAPTURES]
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(CAPTURES) >= 30, "the corpus must hold at least 30 captures"
+    assert all(c.expect.get("outcome") in ("assembled", "dead_letter") for c in CAPTURES)
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
+def test_capture_gives_its_expected_record(capture: Capture) -> None:
+    record = assemble(capture.body, capture.options)
+    assert capture.mismatches(record) == {}, capture.description
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
+def test_one_byte_slices_give_the_same_record(capture: Capture) -> None:
+    whole = assemble(capture.body, capture.options)
+    body = capture.body
+    assert assemble([body[i:i + 1] for i in range(len(body))], capture.options) == whole
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
+def test_splits_inside_crlf_and_multibyte_characters(capture: Capture) -> None:
+    whole = assemble(capture.body, capture.options)
+    body = capture.body
+    # Cut right after every "\r" and inside every multi-byte UTF-8 sequence.
+    cuts = [i + 1 for i, b in enumerate(body) if b == 0x0D or b >= 0xC0]
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    assert b"".join(pieces) == body
+    assert assemble(pieces, capture.options) == whole
+
+
+def _cuts(size: int) -> st.SearchStrategy[list[int]]:
+    return st.lists(st.integers(min_value=0, max_value=size), max_size=40).map(sorted)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_slicing_of_any_capture_gives_the_same_record(data: st.DataObject) -> None:
+    capture = data.draw(st.sampled_from(CAPTURES), label="capture")
+    cuts = data.draw(_cuts(len(capture.body)), label="cuts")
+    body = capture.body
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    assert assemble(pieces, capture.options) == assemble(body, capture.options)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_snapshot_and_restore_anywhere_gives_the_same_record(data: st.DataObject) -> None:
+    capture = data.draw(st.sampled_from(CAPTURES), label="capture")
+    cuts = data.draw(_cuts(len(capture.body)), label="cuts")
+    body = capture.body
+    asm = Assembler(capture.options.limits)
+    for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True):
+        asm.feed(body[a:b])
+        snapshot = asm.snapshot()
+        asm = Assembler.restore(snapshot, capture.options.limits)
+        assert asm.snapshot() == snapshot  # restores exactly
+    assert decide(asm, capture.options) == assemble(body, capture.options)

@@ -1,0 +1,65 @@
+"""``toolwire`` as a user runs it: a separate process, real files, exit statuses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from tests.core.sse import body, call, chunk
+
+GOOD = body(chunk(call(0, "call_1", "get_weather", '{"city":"Paris"}')),
+            chunk(call(0, "", "", None), finish="tool_calls"))
+NAMELESS = body(chunk(call(0, arguments="{}")), chunk(finish="tool_calls"))
+
+
+def toolwire(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], input=stdin,
+                          capture_output=True, timeout=60, check=False)
+
+
+def test_assemble_prints_the_record_and_exits_0(tmp_path: Path) -> None:
+    capture = tmp_path / "good.sse"
+    capture.write_bytes(GOOD)
+    done = toolwire("assemble", str(capture), "--session", "s1", "--request", "r1")
+    assert done.returncode == 0, done.stderr
+    record = orjson.loads(done.stdout)
+    assert record["outcome"] == "assembled"
+    assert (record["session_id"], record["request_id"]) == ("s1", "r1")
+    assert record["tool_calls"][0]["id"] == "call_1"
+
+
+def test_assemble_reads_stdin_and_exits_1_on_a_dead_letter() -> None:
+    done = toolwire("assemble", "-", "--compact", stdin=NAMELESS)
+    assert done.returncode == 1
+    assert done.stdout.count(b"\n") == 1
+    assert orjson.loads(done.stdout)["reason"] == "missing_identity"
+
+
+def test_declared_tools_dead_letter_unknown_names() -> None:
+    done = toolwire("assemble", "-", "--tools", "search,read", stdin=GOOD)
+    assert done.returncode == 1
+    assert orjson.loads(done.stdout)["reason"] == "unknown_tool"
+
+
+def test_usage_errors_exit_2_with_a_message_that_says_what_to_fix(tmp_path: Path) -> None:
+    missing = toolwire("assemble", str(tmp_path / "nope.sse"))
+    assert missing.returncode == 2 and b"cannot read" in missing.stderr
+    assert toolwire().returncode == 2
+    assert toolwire("assemble").returncode == 2
+
+
+def test_bad_limit_setting_is_a_clear_error() -> None:
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "assemble", "-"], input=GOOD,
+                          capture_output=True, timeout=60, check=False,
+                          env={"TOOLWIRE_MAX_CALLS": "lots", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 2
+    assert b"TOOLWIRE_MAX_CALLS='lots': expected a positive whole number" in done.stderr
+
+
+def test_help_explains_the_exit_statuses() -> None:
+    done = toolwire("assemble", "--help")
+    assert done.returncode == 0
+    assert b"exit status" in done.stdout and b"dead letter" in done.stdout
