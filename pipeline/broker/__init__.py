@@ -1,0 +1,29 @@
+"""Local Apache Kafka broker for development and tests (see :mod:`pipeline.broker.local`)."""
+
+from pipeline.broker.local import (
+    BrokerError,
+    BrokerInfo,
+    LocalBroker,
+    configured_bootstrap,
+    default_state_dir,
+    ensure_broker,
+    fetch,
+    main,
+    start,
+    status,
+    stop,
+)
+
+__all__ = [
+    "BrokerError",
+    "BrokerInfo",
+    "LocalBroker",
+    "configured_bootstrap",
+    "default_state_dir",
+    "ensure_broker",
+    "fetch",
+    "main",
+    "start",
+    "status",
+    "stop",
+]

@@ -1,0 +1,81 @@
+"""Settings of a Toolwire deployment, read from the environment.
+
+Every bound is a setting with a safe default; :meth:`Settings.from_env` says which variable is
+wrong and what it expects, so a bad deployment fails at start with a message, not later.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from pipeline.core.limits import Limits
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    #: Kafka bootstrap servers; empty means "start or reuse the local broker".
+    bootstrap: str = ""
+    app_id: str = "toolwire"
+    topic_chunks: str = "llm.sse.chunks"
+    topic_assembled: str = "llm.toolcalls.assembled"
+    topic_deadletter: str = "llm.toolcalls.deadletter"
+    #: Partitions of the input topic (the changelogs of the tables get the same count).
+    partitions: int = 6
+    #: A response with no chunk for this long is dead-lettered as ``stream_abandoned``.
+    stream_ttl_seconds: float = 600.0
+    #: How often idle responses and expired dedupe markers are looked for.
+    sweep_interval_seconds: float = 30.0
+    #: How long a decided response is remembered, so replayed chunks do not publish it again.
+    dedupe_window_seconds: float = 3600.0
+    #: Raw chunk bytes copied into one dead letter (for replay); the rest is cut and flagged.
+    deadletter_raw_bytes: int = 1 * MiB
+    #: Dead-letter identity conflicts instead of letting the last non-empty value win.
+    strict: bool = False
+    #: Where local state lives (the embedded broker, worker data).
+    state_dir: Path = Path(".toolwire")
+    #: Names this worker in dead-letter provenance.
+    worker_name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    limits: Limits = field(default_factory=Limits)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        values: dict[str, object] = {"bootstrap": env.get("KAFKA_BOOTSTRAP_SERVERS", "")}
+        for f in fields(cls):
+            if f.name in ("bootstrap", "limits", "worker_name"):
+                continue
+            name = "TOOLWIRE_" + f.name.upper().removesuffix("_SECONDS")
+            raw = env.get(name)
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _convert(name, raw, f.type)
+        return cls(limits=Limits.from_env(dict(env)), **values)  # type: ignore[arg-type]
+
+
+def _convert(name: str, raw: str, kind: object) -> object:
+    kind = str(kind)
+    try:
+        if kind == "bool":
+            if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                raise ValueError
+            return raw.lower() in ("1", "true", "yes")
+        if kind == "int":
+            value: float = int(raw)
+        elif kind == "float":
+            value = float(raw)
+        elif kind == "Path":
+            return Path(raw)
+        else:
+            return raw
+    except ValueError:
+        expected = {"bool": "true or false", "int": "whole number", "float": "number"}[kind]
+        raise ValueError(f"{name}={raw!r}: expected a {expected}") from None
+    if value <= 0:
+        raise ValueError(f"{name}={raw!r}: expected a positive number")
+    return value
