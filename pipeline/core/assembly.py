@@ -254,7 +254,7 @@ class Assembler:
             "chunks": self.chunks,
             "bytes": self.body_bytes,
             "failure": None if self.failure is None
-            else [type(self.failure).__name__, self.failure.reason, self.failure.detail],
+            else [self.failure.reason, self.failure.detail],
         }
         return orjson.dumps(state)
 
@@ -288,7 +288,7 @@ class Assembler:
         asm.chunks = state["chunks"]
         asm.body_bytes = state["bytes"]
         if state["failure"] is not None:
-            _, reason, detail = state["failure"]
+            reason, detail = state["failure"]
             failure = DeadLetter(detail)
             failure.reason = reason
             asm.failure = failure

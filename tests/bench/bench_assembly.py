@@ -45,7 +45,8 @@ def stream(chunks: int) -> tuple[bytes, list[bytes]]:
                 "finish_reason": None}]})
         pos += 8
     event({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
-           "usage": {"prompt_tokens": 10, "completion_tokens": chunks, "total_tokens": 10 + chunks}})
+           "usage": {"prompt_tokens": 10, "completion_tokens": chunks,
+                     "total_tokens": 10 + chunks}})
     body = b"".join(b"data: " + e + b"\n\n" for e in events) + b"data: [DONE]\n\n"
     return body, events
 
