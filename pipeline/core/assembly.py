@@ -104,6 +104,12 @@ class Assembler:
         except DeadLetter as failure:
             self.failure = failure
 
+    def skip(self, size: int) -> None:
+        """Count a slice that arrived after the failure without holding its bytes."""
+        if self.failure is None:
+            raise ValueError("only a failed response may skip input")
+        self.body_bytes += size
+
     def end(self) -> bool:
         """The body ended; whether it ended with ``[DONE]``."""
         if self.failure is not None:

@@ -21,7 +21,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -52,6 +52,9 @@ log = logging.getLogger("toolwire.processor")
 
 #: Prefix of every stored chunk value, so an empty body slice is never an empty (null-like) value.
 STORED = b"\x01"
+#: Prefix of a chunk that arrived after the response already failed: only its size is kept
+#: (the record counts its bytes, as ``toolwire assemble`` does), never its possibly huge body.
+SKIPPED = b"\x02"
 
 
 def chunk_key(request_id: str, seq: int) -> str:
@@ -74,7 +77,6 @@ class Live:
     assembler: Assembler
     next_seq: int = 0
     last_offset: int | None = None
-    raw_sizes: list[int] = field(default_factory=list)
 
 
 class Processor:
@@ -135,11 +137,13 @@ class Processor:
                 live.assembler, self._provenance(live), "sequence_gap",
                 f"expected chunk {live.next_seq}, got chunk {seq}: chunks were lost"),
                 extra_raw=[(seq, msg.value)])
-        self.chunks[chunk_key(request_id, seq)] = STORED + msg.value
-        live.next_seq += 1
-        live.raw_sizes.append(len(msg.value))
-        self.stats["chunks_applied"] += 1
         asm = live.assembler
+        if asm.failure is None:
+            self.chunks[chunk_key(request_id, seq)] = STORED + msg.value
+        else:
+            self.chunks[chunk_key(request_id, seq)] = SKIPPED + str(len(msg.value)).encode()
+        live.next_seq += 1
+        self.stats["chunks_applied"] += 1
         asm.feed(msg.value)
         end = msg.header(H_END)
         if end is not None:
@@ -152,8 +156,8 @@ class Processor:
                     asm, self._provenance(live), "stream_closed",
                     f"the gateway ended the body with {end!r} before data: [DONE]"))
             return self._finish(live, self._decide(live))
-        if asm.done or asm.failure is not None:
-            return self._finish(live, self._decide(live))
+        # Even after ``[DONE]`` or a failure the response waits for the gateway's end marker:
+        # its record then covers the whole body, exactly as ``toolwire assemble`` gives it.
         return []
 
     def _open(self, request_id: str, session_id: str, msg: InputMessage) -> Live:
@@ -181,8 +185,10 @@ class Processor:
                     first_offset=meta["first_offset"],
                     assembler=Assembler(self.settings.limits))
         while (stored := self.chunks.get(chunk_key(request_id, live.next_seq))) is not None:
-            live.assembler.feed(stored[len(STORED):])
-            live.raw_sizes.append(len(stored) - len(STORED))
+            if stored.startswith(SKIPPED):
+                live.assembler.skip(int(stored[len(SKIPPED):]))
+            else:
+                live.assembler.feed(stored[len(STORED):])
             live.next_seq += 1
         self.live[request_id] = live
         self.last_seen.setdefault(request_id, self.clock())
@@ -244,7 +250,8 @@ class Processor:
                      extra_raw: Iterable[tuple[int, bytes]] = ()) -> Output:
         stored = ((seq, self.chunks.get(chunk_key(live.request_id, seq)))
                   for seq in range(live.next_seq))
-        raw = [(seq, value[len(STORED):]) for seq, value in stored if value is not None]
+        raw = [(seq, value[len(STORED):]) for seq, value in stored
+               if value is not None and value.startswith(STORED)]
         return self._dead_letter_output(
             record, live.session_id, live.request_id, live.partition,
             live.first_offset, live.last_offset, [*raw, *extra_raw])
@@ -339,6 +346,9 @@ class Processor:
         idle = self.clock() - self.last_seen.get(request_id, self.clock())
         if idle < self.settings.stream_ttl_seconds:
             return []  # a chunk arrived after the sweeper looked
+        if live.assembler.failure is not None or live.assembler.done:
+            # The body was complete (or already failed); only the end marker never came.
+            return self._finish(live, self._decide(live))
         self.stats["streams_abandoned"] += 1
         return self._finish(live, dead_letter(
             live.assembler, self._provenance(live), "stream_abandoned",
