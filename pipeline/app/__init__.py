@@ -1,0 +1,114 @@
+"""The Faust application: thin glue that feeds Kafka messages to the stream processor.
+
+``faust -A pipeline.app worker`` and ``toolwire worker`` run it. All logic lives in
+:class:`pipeline.stream.processor.Processor`; this module only decodes nothing (values and keys
+are consumed as raw bytes, so a bad message becomes a dead letter instead of being acked and
+lost by a failed Faust decode), hands the processor Faust tables, and sends what it returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import AsyncIterator
+from typing import Any
+
+import faust
+import orjson
+
+from pipeline.app.config import build_app, settings
+from pipeline.stream.messages import H_OUTCOME, InputMessage, Output, Sink
+from pipeline.stream.processor import Processor
+
+log = logging.getLogger("toolwire.app")
+
+app: faust.App = build_app(settings)
+
+chunks_topic = app.topic(settings.topic_chunks, key_type=bytes, value_type=bytes,
+                         key_serializer="raw", value_serializer="raw",
+                         partitions=settings.partitions)
+assembled_topic = app.topic(settings.topic_assembled, key_type=bytes, value_type=bytes,
+                            key_serializer="raw", value_serializer="raw")
+deadletter_topic = app.topic(settings.topic_deadletter, key_type=bytes, value_type=bytes,
+                             key_serializer="raw", value_serializer="raw")
+
+
+def _table(name: str, help: str) -> Any:
+    # Same partition count as the input topic: a table's changelog partition is the partition
+    # of the event that writes it, and restoring relies on the two lining up.
+    schema = faust.Schema(key_type=str, value_type=bytes, key_serializer="raw",
+                          value_serializer="raw")
+    return app.Table(name, schema=schema, partitions=settings.partitions, help=help)
+
+
+chunks_table = _table("chunks", "raw chunks of open responses, deleted when decided")
+responses_table = _table("responses", "open responses' metadata, then dedupe markers")
+quarantine_table = _table("quarantine", "quarantined sessions until an operator releases them")
+
+processor = Processor(settings, chunks_table, responses_table, quarantine_table)
+
+_SINKS = {Sink.ASSEMBLED: assembled_topic, Sink.DEADLETTER: deadletter_topic,
+          Sink.CHUNKS: chunks_topic}
+
+
+async def publish(output: Output) -> None:
+    await _SINKS[output.sink].send(key=output.key, value=output.value,
+                                   headers=output.headers, partition=output.partition)
+
+
+def _headers(raw: Any) -> dict[str, bytes]:
+    items = raw.items() if isinstance(raw, dict) else (raw or [])
+    return {str(k): (v if isinstance(v, bytes) else str(v).encode()) for k, v in items}
+
+
+@app.agent(chunks_topic, concurrency=1)  # writes tables: one message at a time (faust #606)
+async def assemble_responses(stream: faust.StreamT[bytes]) -> AsyncIterator[None]:
+    async for event in stream.events():
+        message = event.message
+        msg = InputMessage(topic=message.topic, partition=message.partition,
+                           offset=message.offset, key=message.key, value=event.value or b"",
+                           headers=_headers(event.headers), timestamp=message.timestamp)
+        try:
+            outputs = processor.handle(msg)
+        except Exception as exc:  # a bug of ours must not crash the worker or lose the message
+            log.error("internal error on %s[%d]@%d: %s\n%s", msg.topic, msg.partition,
+                      msg.offset, type(exc).__name__, traceback.format_exc(limit=8))
+            outputs = [_internal_error(msg, exc)]
+        for output in outputs:
+            await publish(output)
+        yield None
+
+
+def _internal_error(msg: InputMessage, exc: Exception) -> Output:
+    value: dict[str, Any] = {"outcome": "dead_letter", "reason": "internal_error",
+             "detail": f"{type(exc).__name__} in the processor (see the worker log)",
+             "request_id": msg.header("request-id"),
+             "session_id": None if msg.key is None else msg.key.decode("utf-8", "replace"),
+             "calls": [], "provenance": {"source_topic": msg.topic, "partition": msg.partition,
+                                         "first_offset": msg.offset, "last_offset": msg.offset,
+                                         "worker": settings.worker_name}}
+    return Output(Sink.DEADLETTER, msg.key, orjson.dumps(value),
+                  {H_OUTCOME: b"dead_letter", "toolwire.errors.reason": b"internal_error"})
+
+
+@app.timer(interval=settings.sweep_interval_seconds)  # type: ignore[untyped-decorator]
+async def sweep() -> None:
+    """Ask the owner of each partition to sweep idle responses and expired dedupe markers."""
+    if app.rebalancing or app.in_recovery:
+        return  # restored state is not complete yet
+    assigned = {tp.partition for tp in app.assignor.assigned_actives()
+                if tp.topic == settings.topic_chunks}
+    for output in processor.sweep(assigned):
+        await publish(output)
+
+
+async def _on_revoked(sender: Any, revoked: set[Any], **kwargs: Any) -> None:
+    processor.forget({tp.partition for tp in revoked if tp.topic == settings.topic_chunks})
+
+
+async def _on_assigned(sender: Any, assigned: set[Any], **kwargs: Any) -> None:
+    processor.rescan = True
+
+
+app.on_partitions_revoked.connect(_on_revoked)  # type: ignore[arg-type]
+app.on_partitions_assigned.connect(_on_assigned)  # type: ignore[arg-type]

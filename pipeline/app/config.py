@@ -1,0 +1,39 @@
+"""Builds the Faust app from :class:`pipeline.settings.Settings`."""
+
+from __future__ import annotations
+
+import faust
+
+from pipeline.settings import Settings
+
+settings = Settings.from_env()
+
+
+def broker_url(bootstrap: str) -> str:
+    """Faust's form of a bootstrap list: ``kafka://h1:9092;kafka://h2:9092``."""
+    hosts = [h.strip() for h in bootstrap.split(",") if h.strip()]
+    if not hosts:
+        raise ValueError("no Kafka bootstrap servers: set KAFKA_BOOTSTRAP_SERVERS "
+                         "(or run 'toolwire broker start' and use 'toolwire worker')")
+    return ";".join(h if "://" in h else f"kafka://{h}" for h in hosts)
+
+
+def build_app(settings: Settings) -> faust.App:
+    datadir = settings.state_dir / "worker"
+    datadir.mkdir(parents=True, exist_ok=True)
+    return faust.App(
+        settings.app_id,
+        broker=broker_url(settings.bootstrap or "127.0.0.1:9092"),
+        store="memory://",
+        datadir=str(datadir),
+        # At-least-once with deterministic keys and dedupe: Faust's exactly_once has open bugs
+        # (faust-streaming #440, #177, #323, #517).
+        processing_guarantee="at_least_once",
+        topic_partitions=settings.partitions,
+        topic_replication_factor=1,
+        table_standby_replicas=0,
+        consumer_auto_offset_reset="earliest",
+        key_serializer="raw",
+        value_serializer="raw",
+        web_enabled=False,
+    )
