@@ -1,0 +1,37 @@
+"""Publishing response bodies to the input topic: the gateways' producer API and its CLI.
+
+Kept apart from :mod:`pipeline.stream` (the consuming side) so that a gateway can depend on
+this small module without pulling in the stream processor.
+"""
+
+from pipeline.publish.publisher import (
+    END_CANCELLED,
+    END_EOF,
+    END_ERROR,
+    BrokerUnreachable,
+    ChunkPublisher,
+    PublishError,
+    PublishReport,
+    RequestMeta,
+    TopicNotFound,
+    main,
+    publish_captures,
+    split_events,
+    split_fixed,
+)
+
+__all__ = [
+    "END_CANCELLED",
+    "END_EOF",
+    "END_ERROR",
+    "BrokerUnreachable",
+    "ChunkPublisher",
+    "PublishError",
+    "PublishReport",
+    "RequestMeta",
+    "TopicNotFound",
+    "main",
+    "publish_captures",
+    "split_events",
+    "split_fixed",
+]
