@@ -36,7 +36,7 @@ deadletter_topic = app.topic(settings.topic_deadletter, key_type=bytes, value_ty
 def _table(name: str, help: str) -> Any:
     # Same partition count as the input topic: a table's changelog partition is the partition
     # of the event that writes it, and restoring relies on the two lining up.
-    schema = faust.Schema(key_type=str, value_type=bytes, key_serializer="raw",
+    schema: Any = faust.Schema(key_type=str, value_type=bytes, key_serializer="raw",
                           value_serializer="raw")
     return app.Table(name, schema=schema, partitions=settings.partitions, help=help)
 

@@ -36,4 +36,7 @@ def build_app(settings: Settings) -> faust.App:
         key_serializer="raw",
         value_serializer="raw",
         web_enabled=False,
+        web_bind="127.0.0.1",  # 'faust worker' may start the web server anyway: never on 0.0.0.0
+        # Sending to a missing topic would otherwise retry for 20 minutes before failing.
+        producer_request_timeout=30,
     )

@@ -1,0 +1,238 @@
+"""A real worker process on the real broker, and raw Kafka I/O around it, for broker tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from pipeline.stream.messages import H_CHUNK_SEQ, H_DECLARED_TOOLS, H_END, H_REQUEST_ID
+
+READY_LINE = "[^Worker]: Ready"
+
+
+@dataclass
+class Deployment:
+    """One isolated deployment: its own app id and topic names on the shared broker."""
+
+    bootstrap: str
+    state_dir: Path
+    partitions: int = 3
+    ttl: float = 600.0
+    sweep_interval: float = 30.0
+    name: str = field(default_factory=lambda: "t" + uuid.uuid4().hex[:8])
+
+    @property
+    def chunks(self) -> str:
+        return f"{self.name}.chunks"
+
+    @property
+    def assembled(self) -> str:
+        return f"{self.name}.assembled"
+
+    @property
+    def deadletter(self) -> str:
+        return f"{self.name}.deadletter"
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLWIRE_")}
+        env.update({
+            "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
+            "TOOLWIRE_APP_ID": self.name,
+            "TOOLWIRE_TOPIC_CHUNKS": self.chunks,
+            "TOOLWIRE_TOPIC_ASSEMBLED": self.assembled,
+            "TOOLWIRE_TOPIC_DEADLETTER": self.deadletter,
+            "TOOLWIRE_PARTITIONS": str(self.partitions),
+            "TOOLWIRE_STREAM_TTL": str(self.ttl),
+            "TOOLWIRE_SWEEP_INTERVAL": str(self.sweep_interval),
+            "TOOLWIRE_STATE_DIR": str(self.state_dir),
+        })
+        return env
+
+    async def create_topics(self) -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(t, self.partitions, 1) for t in
+                                       (self.chunks, self.assembled, self.deadletter)])
+        finally:
+            await admin.close()
+
+
+class Worker:
+    """``toolwire worker`` as a child process, stopped by its PID (never by name)."""
+
+    def __init__(self, deployment: Deployment, tag: str = "worker") -> None:
+        self.deployment = deployment
+        self.log = deployment.state_dir / f"{tag}-{uuid.uuid4().hex[:6]}.log"
+        deployment.state_dir.mkdir(parents=True, exist_ok=True)
+        self._log_file = self.log.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "worker", "--loglevel", "info"],
+            env=deployment.env(), stdout=self._log_file, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+    def wait_ready(self, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if READY_LINE in self.log.read_text(errors="replace"):
+                return
+            if self.process.poll() is not None:
+                raise AssertionError(f"worker exited {self.process.returncode}:\n{self.tail()}")
+            time.sleep(0.25)
+        raise AssertionError(f"worker not ready in {timeout} s:\n{self.tail()}")
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def kill(self) -> None:
+        """A crash: SIGKILL, no flush, no commit."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self._log_file.close()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=30)
+        self._log_file.close()
+
+    def errors(self) -> list[str]:
+        return [line for line in self.log.read_text(errors="replace").splitlines()
+                if "[ERROR]" in line and "GroupCoordinatorNotAvailable" not in line
+                and "NotCoordinatorForGroup" not in line]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One input message, fully specified (so tests can duplicate, skip or reorder)."""
+
+    session: str
+    request: str
+    seq: int | None
+    value: bytes
+    end: str | None = None
+    tools: tuple[str, ...] | None = None
+    extra_headers: tuple[tuple[str, bytes], ...] = ()
+
+    def headers(self) -> list[tuple[str, bytes]]:
+        headers = [(H_REQUEST_ID, self.request.encode())]
+        if self.seq is not None:
+            headers.append((H_CHUNK_SEQ, str(self.seq).encode()))
+        if self.tools is not None:
+            headers.append((H_DECLARED_TOOLS, ",".join(self.tools).encode()))
+        if self.end is not None:
+            headers.append((H_END, self.end.encode()))
+        return headers + list(self.extra_headers)
+
+
+def request_chunks(session: str, request: str, pieces: Iterable[bytes], *,
+                   end: str | None = "eof",
+                   tools: tuple[str, ...] | None = None) -> list[Chunk]:
+    chunks = [Chunk(session, request, seq, piece, tools=tools)
+              for seq, piece in enumerate(pieces)]
+    if end is not None:
+        chunks.append(Chunk(session, request, len(chunks), b"", end=end, tools=tools))
+    return chunks
+
+
+def interleave(*streams: list[Chunk]) -> list[Chunk]:
+    """Round-robin, keeping each stream's own order."""
+    out: list[Chunk] = []
+    longest = max((len(s) for s in streams), default=0)
+    for i in range(longest):
+        out.extend(s[i] for s in streams if i < len(s))
+    return out
+
+
+async def produce(bootstrap: str, topic: str, chunks: Iterable[Chunk]) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5,
+                                enable_idempotence=True)
+    await producer.start()
+    try:
+        futures = [await producer.send(topic, c.value, key=c.session.encode(),
+                                       headers=c.headers()) for c in chunks]
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def collect(bootstrap: str, topics: list[str], *, until: int | None = None,
+                  idle: float = 5.0, timeout: float = 120.0) -> list[dict[str, Any]]:
+    """Every record on ``topics`` from the beginning; waits for ``until`` records, then
+    ``idle`` seconds more so that a duplicate arriving late is still seen."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    records: list[dict[str, Any]] = []
+    try:
+        tps = []
+        for topic in topics:
+            parts = consumer.partitions_for_topic(topic)
+            if not parts:
+                await consumer._client.force_metadata_update()
+                parts = consumer.partitions_for_topic(topic) or set()
+            tps += [TopicPartition(topic, p) for p in parts]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        deadline = time.monotonic() + timeout
+        last = time.monotonic()
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=250)
+            for tp, messages in batch.items():
+                for m in messages:
+                    value = orjson.loads(m.value)
+                    value["_topic"] = tp.topic
+                    value["_key"] = None if m.key is None else m.key.decode()
+                    value["_headers"] = {k: v.decode() for k, v in m.headers}
+                    records.append(value)
+                    last = time.monotonic()
+            reached = until is None or len(records) >= until
+            if reached and time.monotonic() - last >= idle:
+                break
+    finally:
+        await consumer.stop()
+    return records
+
+
+async def topic_bytes(bootstrap: str, topic: str) -> tuple[int, int, dict[bytes, bytes | None]]:
+    """(key+value bytes, messages, last value per key) of a whole topic."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    total = count = 0
+    last: dict[bytes, bytes | None] = {}
+    try:
+        await consumer._client.force_metadata_update()
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        ends = await consumer.end_offsets(tps)
+        async def behind() -> bool:
+            return any([await consumer.position(tp) < ends[tp] for tp in tps])
+
+        while await behind():
+            batch = await consumer.getmany(timeout_ms=500)
+            for messages in batch.values():
+                for m in messages:
+                    total += len(m.key or b"") + len(m.value or b"")
+                    count += 1
+                    last[m.key or b""] = m.value
+    finally:
+        await consumer.stop()
+    return total, count, last

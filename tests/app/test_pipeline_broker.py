@@ -1,0 +1,190 @@
+"""The deployed product on a real broker: a ``toolwire worker`` process, raw chunks in, records
+out, exactly once, however the bodies were sliced and interleaved."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.core import assemble
+from pipeline.stream.messages import H_CONTROL, idempotency_key
+from tests.app.support import (
+    Chunk,
+    Deployment,
+    Worker,
+    collect,
+    interleave,
+    produce,
+    request_chunks,
+    topic_bytes,
+)
+from tests.core.corpus import CAPTURES
+from tests.core.sse import body, call, chunk
+
+pytestmark = pytest.mark.broker
+
+GOOD = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
+            chunk(call(0, "", "", '"Paris"}'), finish="tool_calls"))
+BROKEN = body(chunk(call(0, arguments="{}")), chunk(finish="tool_calls"))
+
+
+def slices(data: bytes, size: int) -> list[bytes]:
+    return [data[i:i + size] for i in range(0, len(data), size)]
+
+
+def events(data: bytes) -> list[bytes]:
+    pieces = data.split(b"\n\n")
+    out = [p + b"\n\n" for p in pieces[:-1]]
+    return out + ([pieces[-1]] if pieces[-1] else [])
+
+
+def comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """The record minus what only the pipeline knows (provenance, raw copies, Kafka)."""
+    drop = {"provenance", "raw_chunks", "raw_chunks_truncated", "request_id", "session_id",
+            "_topic", "_key", "_headers"}
+    return {k: v for k, v in record.items() if k not in drop}
+
+
+@pytest.fixture(scope="module")
+def deployment(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[tuple[Deployment, Worker]]:
+    """One worker with a short TTL and sweep interval, shared by the behaviour tests."""
+    dep = Deployment(kafka_bootstrap, tmp_path_factory.mktemp("dep"), ttl=4, sweep_interval=1)
+    asyncio.run(dep.create_topics())
+    worker = Worker(dep)
+    try:
+        worker.wait_ready()
+        yield dep, worker
+    finally:
+        worker.stop()
+
+
+def run(dep: Deployment, chunks: list[Chunk], until: int, idle: float = 3.0
+        ) -> dict[str, list[dict[str, Any]]]:
+    """Publish, then return every record so far on both topics, by request id."""
+    asyncio.run(produce(dep.bootstrap, dep.chunks, chunks))
+    requests = {c.request for c in chunks}
+    records = asyncio.run(collect(dep.bootstrap, [dep.assembled, dep.deadletter], idle=idle,
+                                  until=None, timeout=0.1))
+    have = lambda rs: sum(1 for r in rs if r.get("request_id") in requests)  # noqa: E731
+    deadline = 90.0
+    while have(records) < until and deadline > 0:
+        records = asyncio.run(collect(dep.bootstrap, [dep.assembled, dep.deadletter],
+                                      until=None, idle=0.5, timeout=2))
+        deadline -= 2
+    records = asyncio.run(collect(dep.bootstrap, [dep.assembled, dep.deadletter],
+                                  until=len(records), idle=idle))
+    by_request: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if r.get("request_id") in requests:
+            by_request.setdefault(r["request_id"], []).append(r)
+    return by_request
+
+
+def test_every_capture_in_several_slicings_interleaved_yields_its_record_exactly_once(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    dep = Deployment(kafka_bootstrap, tmp_path, partitions=3)
+    asyncio.run(dep.create_topics())
+    strict_dep = Deployment(kafka_bootstrap, tmp_path / "strict", partitions=3)
+    streams: list[list[Chunk]] = []
+    expected: dict[str, tuple[str, dict[str, Any]]] = {}
+    for n, capture in enumerate(CAPTURES):
+        if capture.options.strict:
+            continue  # strict is a deployment setting: covered by the processor tests
+        tools = (None if capture.options.declared_tools is None
+                 else tuple(sorted(capture.options.declared_tools)))
+        record = assemble(capture.body, capture.options)
+        topic = dep.assembled if record["outcome"] == "assembled" else dep.deadletter
+        for way, pieces in (("events", events(capture.body)), ("s7", slices(capture.body, 7)),
+                            ("s64", slices(capture.body, 64))):
+            request = f"{capture.name}-{way}"
+            # Few sessions, so requests share partitions; each request its own session, so a
+            # dead letter's quarantine holds no other capture.
+            streams.append(request_chunks(f"{request}-s{n}", request, pieces, tools=tools))
+            expected[request] = (topic, record)
+    del strict_dep
+    worker = Worker(dep)
+    try:
+        worker.wait_ready()
+        asyncio.run(produce(kafka_bootstrap, dep.chunks, interleave(*streams)))
+        records = asyncio.run(collect(kafka_bootstrap, [dep.assembled, dep.deadletter],
+                                      until=len(expected), idle=4, timeout=240))
+        assert worker.errors() == []
+    finally:
+        worker.stop()
+    per_request = Counter(r["request_id"] for r in records)
+    assert {r: n for r, n in per_request.items() if n != 1} == {}, "published more than once"
+    assert set(per_request) == set(expected), "lost responses"
+    for r in records:
+        topic, want = expected[r["request_id"]]
+        assert r["_topic"] == topic, r["request_id"]
+        assert comparable(r) == comparable(want), r["request_id"]
+        assert r["_headers"]["idempotency-key"] == idempotency_key(r["request_id"])
+
+
+def test_duplicate_chunks_are_skipped(deployment: tuple[Deployment, Worker]) -> None:
+    dep, _ = deployment
+    chunks = request_chunks("dup-s", "dup-r", slices(GOOD, 30))
+    doubled = [c for c in chunks for _ in range(2)]
+    got = run(dep, doubled, until=1)
+    assert len(got["dup-r"]) == 1
+    assert got["dup-r"][0]["tool_calls"][0]["arguments"] == '{"city":"Paris"}'
+
+
+def test_sequence_gap_is_dead_lettered(deployment: tuple[Deployment, Worker]) -> None:
+    dep, _ = deployment
+    chunks = request_chunks("gap-s", "gap-r", slices(GOOD, 30))
+    del chunks[2]
+    got = run(dep, chunks, until=1)
+    assert [r["reason"] for r in got["gap-r"]] == ["sequence_gap"]
+    assert got["gap-r"][0]["_topic"] == dep.deadletter
+
+
+def test_end_marker_without_done_is_stream_closed(deployment: tuple[Deployment, Worker]) -> None:
+    dep, _ = deployment
+    cut = GOOD[: GOOD.index(b"data: [DONE]")]
+    got = run(dep, request_chunks("cut-s", "cut-r", slices(cut, 40)), until=1)
+    assert [r["reason"] for r in got["cut-r"]] == ["stream_closed"]
+
+
+def test_malformed_message_among_good_ones(deployment: tuple[Deployment, Worker]) -> None:
+    dep, _ = deployment
+    bad = [Chunk("bad-s", "bad-r", None, b"data: {}\n\n")]  # no chunk-seq header
+    good = [request_chunks(f"ok-s{i}", f"ok-r{i}", slices(GOOD, 25)) for i in range(3)]
+    got = run(dep, interleave(good[0], bad, good[1], good[2]), until=4)
+    assert [r["reason"] for r in got["bad-r"]] == ["malformed_message"]
+    assert all(got[f"ok-r{i}"][0]["outcome"] == "assembled" for i in range(3))
+
+
+def test_quarantine_and_release(deployment: tuple[Deployment, Worker]) -> None:
+    dep, _ = deployment
+    got = run(dep, request_chunks("q-s", "q-r1", slices(BROKEN, 40)), until=1)
+    assert got["q-r1"][0]["reason"] == "missing_identity"
+    got = run(dep, request_chunks("q-s", "q-r2", slices(GOOD, 40)), until=1)
+    assert got["q-r2"][0]["reason"] == "session_quarantined"
+    assert got["q-r2"][0]["held_record"]["tool_calls"][0]["name"] == "get_weather"
+    release = Chunk("q-s", "-", None, b"", extra_headers=((H_CONTROL, b"release"),))
+    got = run(dep, [release, *request_chunks("q-s", "q-r3", slices(GOOD, 40))], until=1)
+    assert got["q-r3"][0]["_topic"] == dep.assembled
+
+
+def test_idle_stream_is_swept_as_abandoned(deployment: tuple[Deployment, Worker]) -> None:
+    dep, _ = deployment
+    half = request_chunks("idle-s", "idle-r", slices(GOOD[:120], 40), end=None)
+    got = run(dep, half, until=1, idle=1)
+    assert [r["reason"] for r in got["idle-r"]] == ["stream_abandoned"]
+
+
+def test_state_is_deleted_after_completion(deployment: tuple[Deployment, Worker]) -> None:
+    dep, _ = deployment
+    run(dep, request_chunks("del-s", "del-r", slices(GOOD, 20)), until=1)
+    _, _, last = asyncio.run(topic_bytes(dep.bootstrap, f"{dep.name}-chunks-changelog"))
+    assert last, "the chunks changelog was never written"
+    alive = {k: v for k, v in last.items() if v is not None}
+    # Only responses still open (none of this module's tests leaves one open for long).
+    assert len(alive) <= 3, f"{len(alive)} chunk keys were never deleted"
