@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, MutableMapping
 from typing import Any
 
 import faust
@@ -33,12 +33,45 @@ deadletter_topic = app.topic(settings.topic_deadletter, key_type=bytes, value_ty
                              key_serializer="raw", value_serializer="raw")
 
 
-def _table(name: str, help: str) -> Any:
+class TextKeys(MutableMapping[str, bytes]):
+    """A bytes-keyed Faust table seen with text keys.
+
+    Faust picks a table's serializers from ``key_type``/``value_type`` alone (``bytes`` → raw,
+    anything else → JSON, even with a raw ``schema``, and recovery then fails to decode what
+    the agent wrote), so the tables are bytes to bytes and the keys are encoded here.
+    """
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+    def __getitem__(self, key: str) -> bytes:
+        value: bytes = self.table[key.encode()]
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.table.get(key.encode(), default)
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        self.table[key.encode()] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.table[key.encode()]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.encode() in self.table
+
+    def __iter__(self) -> Iterator[str]:
+        return (k.decode() for k in list(self.table.keys()))
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+def _table(name: str, help: str) -> TextKeys:
     # Same partition count as the input topic: a table's changelog partition is the partition
     # of the event that writes it, and restoring relies on the two lining up.
-    schema: Any = faust.Schema(key_type=str, value_type=bytes, key_serializer="raw",
-                          value_serializer="raw")
-    return app.Table(name, schema=schema, partitions=settings.partitions, help=help)
+    return TextKeys(app.Table(name, key_type=bytes, value_type=bytes,
+                              partitions=settings.partitions, help=help))
 
 
 chunks_table = _table("chunks", "raw chunks of open responses, deleted when decided")

@@ -279,7 +279,7 @@ class Processor:
             "toolwire.errors.topic": self.settings.topic_chunks.encode(),
             "toolwire.errors.partition": str(partition).encode(),
             "toolwire.errors.offset.first": str(first_offset).encode(),
-            "toolwire.errors.offset.last": str(last_offset).encode(),
+            "toolwire.errors.offset.last": str("" if last_offset is None else last_offset).encode(),
             "toolwire.errors.worker": self.settings.worker_name.encode(),
             "toolwire.errors.time": f"{now:.3f}".encode(),
         })
