@@ -135,7 +135,8 @@ def _run_worker(args: argparse.Namespace) -> int:
     from pipeline.app import app
 
     extra = [a for a in args.faust_args if a != "--"]
-    sys.argv = ["toolwire", "worker", "--loglevel", args.loglevel, "--without-web", *extra]
+    level = {"warning": "warn"}.get(args.loglevel, args.loglevel)  # Faust's own spelling
+    sys.argv = ["toolwire", "worker", "--loglevel", level, "--without-web", *extra]
     app.main()
     return 0
 
