@@ -1,0 +1,99 @@
+"""The Faust agent in Faust's ``test_context()`` (no broker): the glue hands raw messages to
+the processor, sends what it returns, and survives a bug without losing the message.
+
+These complement the broker tests in this folder, which run the same agent in a real worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+from unittest.mock import patch
+
+import orjson
+import pytest
+
+os.environ.setdefault("TOOLWIRE_STATE_DIR", tempfile.mkdtemp(prefix="toolwire-agent-test-"))
+
+import pipeline.app as glue
+from pipeline.stream.messages import Output, Sink
+from tests.core.sse import body, call, chunk
+
+GOOD = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
+            chunk(call(0, "", "", '"Paris"}'), finish="tool_calls"))
+
+
+@pytest.fixture
+def sent() -> Iterator[list[Output]]:
+    glue.app.finalize()
+    glue.app.flow_control.resume()
+    outputs: list[Output] = []
+
+    async def capture(output: Output) -> None:
+        outputs.append(output)
+
+    with patch.object(glue, "publish", capture):
+        yield outputs
+
+
+def headers(request: str, seq: int, **extra: bytes) -> dict[str, Any]:
+    return {"request-id": request.encode(), "chunk-seq": str(seq).encode(), **extra}
+
+
+def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(scenario())
+
+
+def test_agent_assembles_raw_messages(sent: list[Output]) -> None:
+    run(_assembles)
+    assert [o.sink for o in sent] == [Sink.ASSEMBLED]
+    record = orjson.loads(sent[0].value)
+    assert record["tool_calls"][0]["arguments"] == '{"city":"Paris"}'
+    assert "__faust" not in record
+
+
+async def _assembles() -> None:
+    async with glue.assemble_responses.test_context() as agent:
+        await agent.put(GOOD[:100], key=b"s1", headers=headers("r1", 0))
+        await agent.put(GOOD[100:], key=b"s1", headers=headers("r1", 1))
+        await agent.put(b"", key=b"s1", headers=headers("r1", 2, **{"end-of-stream": b"eof"}))
+
+
+def test_undecodable_bytes_become_a_dead_letter_not_a_lost_message(
+        sent: list[Output]) -> None:
+    async def scenario() -> None:
+        async with glue.assemble_responses.test_context() as agent:
+            await agent.put(b"data: \xff\xfe{\n\n", key=b"s2", headers=headers("r2", 0))
+            await agent.put(b"", key=b"s2", headers=headers("r2", 1,
+                                                            **{"end-of-stream": b"eof"}))
+
+    run(scenario)
+    assert [orjson.loads(o.value)["reason"] for o in sent] == ["malformed_chunk"]
+
+
+def test_a_bug_in_the_processor_is_dead_lettered_and_the_agent_goes_on(
+        sent: list[Output]) -> None:
+    real = glue.processor.handle
+    calls = {"n": 0}
+
+    def flaky(msg: Any) -> list[Output]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyError("boom")
+        return real(msg)
+
+    async def scenario() -> None:
+        async with glue.assemble_responses.test_context() as agent:
+            await agent.put(b"data: {}\n\n", key=b"s3", headers=headers("r3", 0))
+            await agent.put(GOOD, key=b"s4", headers=headers("r4", 0))
+            await agent.put(b"", key=b"s4", headers=headers("r4", 1,
+                                                            **{"end-of-stream": b"eof"}))
+
+    with patch.object(glue.processor, "handle", flaky):
+        run(scenario)
+    reasons = [orjson.loads(o.value).get("reason") for o in sent]
+    assert reasons == ["internal_error", None]
+    assert sent[0].headers["toolwire.errors.reason"] == b"internal_error"
