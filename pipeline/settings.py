@@ -33,6 +33,9 @@ class Settings:
     sweep_interval_seconds: float = 30.0
     #: How long a decided response is remembered, so replayed chunks do not publish it again.
     dedupe_window_seconds: float = 3600.0
+    #: A worker that stops heartbeating (crashed) loses its partitions after this long; a
+    #: restarted worker may wait as long before it joins the group.
+    session_timeout_seconds: float = 30.0
     #: Raw chunk bytes copied into one dead letter (for replay); the rest is cut and flagged.
     deadletter_raw_bytes: int = 1 * MiB
     #: Dead-letter identity conflicts instead of letting the last non-empty value win.

@@ -15,8 +15,8 @@ from typing import Any
 
 import faust
 import orjson
-from faust.transport import consumer as _consumer
 
+from pipeline.app import fixes
 from pipeline.app.config import build_app, settings
 from pipeline.stream.messages import H_OUTCOME, InputMessage, Output, Sink
 from pipeline.stream.processor import Processor
@@ -24,29 +24,7 @@ from pipeline.stream.processor import Processor
 log = logging.getLogger("toolwire.app")
 
 
-def _flush_before_commit() -> None:
-    """Make Faust's at-least-once hold for table writes too.
-
-    Faust commits an offset once the messages *attached* to it are sent, but table changelog
-    writes are buffered with ``send_soon`` and not attached: a crash right after a commit could
-    lose the changelog of chunks whose offsets are already committed — a response would then
-    come back with a hole (our crash test saw ``sequence_gap``). So before the offsets chosen
-    for a commit are committed, everything produced so far (changelogs and outputs of the
-    events behind those offsets) is flushed and acknowledged.
-    """
-    if getattr(_consumer.Consumer._handle_attached, "_toolwire_flushes", False):
-        return
-    original = _consumer.Consumer._handle_attached
-
-    async def handle_attached_then_flush(self: Any, commit_offsets: Any) -> None:
-        await original(self, commit_offsets)
-        await self.app.producer.flush()
-
-    handle_attached_then_flush._toolwire_flushes = True  # type: ignore[attr-defined]
-    _consumer.Consumer._handle_attached = handle_attached_then_flush  # type: ignore[method-assign]
-
-
-_flush_before_commit()
+fixes.install(settings.topic_chunks)
 
 app: faust.App = build_app(settings)
 

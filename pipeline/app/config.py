@@ -35,6 +35,8 @@ def build_app(settings: Settings) -> faust.App:
         consumer_auto_offset_reset="earliest",
         key_serializer="raw",
         value_serializer="raw",
+        broker_session_timeout=settings.session_timeout_seconds,
+        broker_heartbeat_interval=min(3.0, settings.session_timeout_seconds / 3),
         web_enabled=False,
         web_bind="127.0.0.1",  # 'faust worker' may start the web server anyway: never on 0.0.0.0
         # Sending to a missing topic would otherwise retry for 20 minutes before failing.

@@ -13,7 +13,7 @@ from typing import Final
 
 import orjson
 
-from pipeline.core.errors import DeadLetter, Oversize
+from pipeline.core.errors import DeadLetter, MalformedChunk, Oversize
 from pipeline.core.framing import Framer
 from pipeline.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from pipeline.core.limits import Limits
@@ -28,6 +28,12 @@ INDEX_REUSE_SPLITS: Final = int(Repair.INDEX_REUSE_SPLITS)
 
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _diagnosed(chunk: WireChunk) -> MalformedChunk | None:
+    """The dead letter for a chunk whose walk failed, or ``None`` if its shape is sound."""
+    why = diagnose(chunk)
+    return None if why is None else malformed(chunk, why)
 
 
 class Call:
@@ -100,7 +106,13 @@ class Assembler:
                 raise Oversize(
                     f"the response is larger than {self.limits.max_response_bytes} bytes")
             for payload in self.framer.feed(data):
-                self.apply(parse_chunk(payload))
+                chunk = parse_chunk(payload)
+                try:
+                    self._apply(chunk)  # the hot path: no wrapper call per chunk
+                except (AttributeError, TypeError) as exc:
+                    if (failure := _diagnosed(chunk)) is None:
+                        raise  # a bug of ours, which must not hide as a dead letter
+                    raise failure from exc
         except DeadLetter as failure:
             self.failure = failure
 
@@ -126,10 +138,9 @@ class Assembler:
         try:
             self._apply(chunk)
         except (AttributeError, TypeError) as exc:
-            why = diagnose(chunk)
-            if why is None:
-                raise  # not the wire's fault: a bug of ours, which must not hide as a dead letter
-            raise malformed(chunk, why) from exc
+            if (failure := _diagnosed(chunk)) is None:
+                raise  # a bug of ours, which must not hide as a dead letter
+            raise failure from exc
 
     def _apply(self, chunk: WireChunk) -> None:
         self.chunks += 1

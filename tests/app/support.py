@@ -58,6 +58,8 @@ class Deployment:
             "TOOLWIRE_STREAM_TTL": str(self.ttl),
             "TOOLWIRE_SWEEP_INTERVAL": str(self.sweep_interval),
             "TOOLWIRE_STATE_DIR": str(self.state_dir),
+            # A SIGKILLed worker's partitions come back after this long (Kafka's minimum).
+            "TOOLWIRE_SESSION_TIMEOUT": "6",
         })
         return env
 

@@ -1,0 +1,112 @@
+"""At-least-once holes in faust-streaming 0.15.x, closed for this app.
+
+Both were found by our crash tests (``tests/app/test_crash_broker.py``: SIGKILL a worker
+mid-stream, restart, every response exactly once) and both lose input silently, so they are
+patched here, narrowly, until fixed upstream:
+
+1. **Commit ahead of the changelog.** Faust commits an offset once the messages *attached* to
+   it are sent, but table changelog writes are buffered with ``send_soon`` and not attached. A
+   crash right after a commit lost the changelog of chunks whose offsets were committed: the
+   response came back with a hole (``sequence_gap``). Fix: before committing the offsets it
+   chose, the consumer drains the producer — Faust's buffer, then aiokafka's — so everything
+   produced for those events is acknowledged first.
+2. **No committed offset, no re-read.** While a restarted worker recovers its tables, Faust
+   drops the records its fetcher already delivered and relies on "seek to committed" to read
+   them again; aiokafka's ``seek_to_committed`` does not move a partition that has no committed
+   offset (or offset 0), so those records were never processed (a whole restart's worth of
+   responses vanished). Fix: after that seek, input partitions without a committed offset are
+   sought to the beginning — what ``auto_offset_reset=earliest`` promises.
+3. **Dropped records marked read.** See :class:`_ReadOffsets`: a stale batch dropped during a
+   rebalance could raise the "read" mark above the records re-fetched after the seek, which
+   were then dropped too (a restarted worker lost the first chunk of some responses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import Any
+
+from aiokafka import TopicPartition
+from faust.transport import consumer as _consumer
+
+_MARK = "_toolwire_patched"
+
+
+async def drain_producer(app: Any, timeout: float = 60.0) -> None:
+    """Every message produced so far is acknowledged by the broker, or this raises.
+
+    ``Producer.flush()`` alone is not enough: Faust's buffer (where table writes wait) gives
+    up after 0.1 s without progress and returns with messages still queued.
+    """
+    producer = app.producer
+    buffer = producer.buffer
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    for _ in range(2):  # the second round catches a message dequeued but not yet handed over
+        while buffer.size:
+            if loop.time() > deadline:
+                raise RuntimeError(f"{buffer.size} produced messages not sent in {timeout} s; "
+                                   "not committing offsets past them")
+            await buffer.flush_atmost(buffer.size)
+            await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        await producer.flush()
+
+
+class _ReadOffsets(defaultdict[Any, int | None]):
+    """Faust's per-partition "last offset read", which may not advance over dropped records.
+
+    Faust's fetch loop marks a record read even when it dropped it because the flow was
+    suspended (a rebalance or recovery in progress); when the seek to the committed offset
+    lands before that loop finishes its stale batch, the records it re-fetches fall below the
+    advanced mark and are dropped for good. While the flow is suspended, the mark of an input
+    partition does not advance: at worst a record is delivered twice, which the processor skips
+    by its sequence number — never lost.
+    """
+
+    def __init__(self, consumer: Any, input_topic: str) -> None:
+        super().__init__(lambda: None)
+        self._consumer = consumer
+        self._input_topic = input_topic
+
+    def __setitem__(self, tp: Any, offset: int | None) -> None:
+        if (offset is not None and tp.topic == self._input_topic
+                and self._consumer.suspend_flow.is_set()):
+            return
+        super().__setitem__(tp, offset)
+
+
+def install(input_topic: str) -> None:
+    """Patch Faust's consumer class (idempotent)."""
+    consumer_class: Any = _consumer.Consumer
+    if getattr(consumer_class, _MARK, False):
+        return
+    handle_attached = consumer_class._handle_attached
+    perform_seek = consumer_class.perform_seek
+    init = consumer_class.__init__
+
+    async def handle_attached_then_drain(self: Any, commit_offsets: Any) -> None:
+        await handle_attached(self, commit_offsets)
+        await drain_producer(self.app)
+
+    async def perform_seek_then_rewind_uncommitted(self: Any) -> None:
+        await perform_seek(self)
+        uncommitted = [tp for tp in self.assignment()
+                       if tp.topic == input_topic and not self._committed_offset.get(tp)]
+        if uncommitted:
+            # The aiokafka consumer lives in Faust's consumer thread, and wants its own
+            # TopicPartition type rather than Faust's TP.
+            await self._thread.seek_to_beginning(*(TopicPartition(tp.topic, tp.partition)
+                                                   for tp in uncommitted))
+            for tp in uncommitted:
+                self._read_offset[tp] = None
+
+    def init_with_guarded_read_offsets(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self._read_offset = _ReadOffsets(self, input_topic)
+
+    consumer_class._handle_attached = handle_attached_then_drain
+    consumer_class.perform_seek = perform_seek_then_rewind_uncommitted
+    consumer_class.__init__ = init_with_guarded_read_offsets
+    setattr(consumer_class, _MARK, True)
