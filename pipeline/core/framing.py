@@ -86,27 +86,35 @@ class Framer:
     def _lines(self, lines: list[bytes]) -> list[bytes]:
         events: list[bytes] = []
         data = self._data
+        data_len = self._data_len
+        limit = self._max_line
         for line in lines:
             if not line:
                 if data:
                     payload = data[0] if len(data) == 1 else b"\n".join(data)
                     data.clear()
-                    self._data_len = 0
+                    data_len = 0
                     if payload == DONE:
                         self.done = True
                         self._tail = []
                         self._tail_len = 0
-                        return events
+                        break
                     events.append(payload)
+                continue
+            if line[:6] == b"data: ":  # the common case first: one slice, not two
+                value = line[6:]
             elif line[:5] == b"data:":
-                value = line[6:] if line[5:6] == b" " else line[5:]
-                self._data_len += len(value) + 1
-                if self._data_len > self._max_line:
-                    raise Oversize(f"an SSE event's data is longer than {self._max_line} bytes")
-                data.append(value)
-            elif len(line) > self._max_line:
-                raise Oversize(f"an SSE line is longer than {self._max_line} bytes")
-            # Comments (":"), "event:", "id:", "retry:" and unknown fields carry nothing we use.
+                value = line[5:]
+            else:
+                if len(line) > limit:
+                    raise Oversize(f"an SSE line is longer than {limit} bytes")
+                # Comments (":"), "event:", "id:", "retry:", unknown fields: nothing we use.
+                continue
+            data_len += len(value) + 1
+            if data_len > limit:
+                raise Oversize(f"an SSE event's data is longer than {limit} bytes")
+            data.append(value)
+        self._data_len = data_len
         return events
 
     def pending(self) -> bool:

@@ -67,6 +67,26 @@ def best_of(repeat: int, fn: Callable[[], object]) -> float:
     return min(times)
 
 
+def openai_baseline(events: list[bytes]) -> Callable[[], object] | None:
+    """openai-python's ChatCompletionStreamState on the same chunks, if openai is installed.
+
+    It gets parsed chunk objects (its own framing is not timed), so it is a lower bound of its
+    cost; openai is not a dependency of Toolwire: ``pip install openai`` to see this line.
+    """
+    try:
+        from openai.lib.streaming.chat import ChatCompletionStreamState
+        from openai.types.chat import ChatCompletionChunk
+    except ImportError:
+        return None
+
+    def run() -> None:
+        state: ChatCompletionStreamState[object] = ChatCompletionStreamState()
+        for event in events:
+            state.handle_chunk(ChatCompletionChunk.model_validate(orjson.loads(event)))
+
+    return run
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=7, help="runs per figure (best is kept)")
@@ -86,6 +106,14 @@ def main(argv: list[str] | None = None) -> int:
         per_chunk[n] = t / len(events) * 1e6
         print(f"{len(events):>7} {len(body):>9} {per_chunk[n]:>18.2f} "
               f"{floor / len(events) * 1e6:>13.2f} {t / floor:>6.1f}")
+    _, events = stream(600)
+    baseline = openai_baseline(events)
+    if baseline is None:
+        print("openai-python baseline: not installed (pip install openai to compare)")
+    else:
+        t = best_of(3, baseline) / len(events) * 1e6
+        print(f"openai-python ChatCompletionStreamState, 600 chunks (parsed, framing not timed): "
+              f"{t:.1f} µs/chunk = {t / per_chunk[600]:.0f}x Toolwire")
     mean = statistics.mean(per_chunk.values())
     spread = max(abs(v - mean) / mean for v in per_chunk.values()) * 100
     print(f"flatness: largest deviation from the mean µs/chunk = {spread:.1f} % (goal within 30 %)")
