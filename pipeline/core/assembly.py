@@ -128,21 +128,14 @@ class Assembler:
             return self.framer.done
         return self.framer.finish()
 
-    def apply(self, chunk: WireChunk) -> None:
-        """Apply one parsed chunk, or raise :class:`MalformedChunk` saying what is wrong.
+    def _apply(self, chunk: WireChunk) -> None:
+        """Apply one parsed chunk.
 
         The walk trusts the shape and lets a wrong type fail on its own (a ``.get`` on a list,
         iterating a number); only then does :func:`diagnose` walk the chunk again to name the
-        fault. Checking every type up front would cost the hot path as much as the walk itself.
+        fault (see :meth:`feed`). Checking every type up front would cost the hot path as much
+        as the walk itself.
         """
-        try:
-            self._apply(chunk)
-        except (AttributeError, TypeError) as exc:
-            if (failure := _diagnosed(chunk)) is None:
-                raise  # a bug of ours, which must not hide as a dead letter
-            raise failure from exc
-
-    def _apply(self, chunk: WireChunk) -> None:
         self.chunks += 1
         if self.model is None:
             model = chunk.get("model")
@@ -231,7 +224,7 @@ class Assembler:
         if offered_name is not ABSENT:
             call.name = settle_identity(call.name, offered_name, repairs)
         if arguments:
-            # A non-string fails here (no isascii) and is diagnosed by ``apply``.
+            # A non-string fails here (no isascii) and is diagnosed by ``feed``.
             size = len(arguments) if arguments.isascii() else _utf8_len(arguments)
             call.arguments_bytes += size
             if call.arguments_bytes > self.limits.max_arguments_bytes:
