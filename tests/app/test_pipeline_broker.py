@@ -4,6 +4,9 @@ out, exactly once, however the bodies were sliced and interleaved."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -188,3 +191,28 @@ def test_state_is_deleted_after_completion(deployment: tuple[Deployment, Worker]
     alive = {k: v for k, v in last.items() if v is not None}
     # Only responses still open (none of this module's tests leaves one open for long).
     assert len(alive) <= 3, f"{len(alive)} chunk keys were never deleted"
+
+
+def test_cli_release_and_consume(deployment: tuple[Deployment, Worker]) -> None:
+    """``toolwire dlq release`` and ``toolwire consume`` as an operator runs them."""
+    dep, _ = deployment
+    got = run(dep, request_chunks("cli-s", "cli-r1", slices(BROKEN, 40)), until=1)
+    assert got["cli-r1"][0]["reason"] == "missing_identity"
+    released = subprocess.run([sys.executable, "-m", "pipeline.cli", "dlq", "release", "cli-s"],
+                              env=dep.env(), capture_output=True, text=True, timeout=60,
+                              check=False)
+    assert released.returncode == 0, released.stderr
+    assert "release of session cli-s sent" in released.stdout
+    got = run(dep, request_chunks("cli-s", "cli-r2", slices(GOOD, 40)), until=1)
+    assert got["cli-r2"][0]["_topic"] == dep.assembled  # the release was applied first
+    consumed = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "consume", "assembled", "--from-beginning",
+         "--idle-timeout", "3"], env=dep.env(), capture_output=True, text=True, timeout=60,
+        check=False)
+    assert consumed.returncode == 0, consumed.stderr
+    lines = [json.loads(line) for line in consumed.stdout.splitlines()]
+    mine = [r for r in lines if r.get("request_id") == "cli-r2"]
+    assert len(mine) == 1
+    assert mine[0]["_kafka"]["topic"] == dep.assembled
+    assert mine[0]["_kafka"]["headers"]["idempotency-key"] == idempotency_key("cli-r2")
+    assert "record(s) from" in consumed.stderr
