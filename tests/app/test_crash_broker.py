@@ -76,11 +76,11 @@ def test_kill_after_publishing_replays_nothing(kafka_bootstrap: str, tmp_path: P
 
 
 @pytest.mark.xfail(strict=False, reason=(
-    "open defect: in about 1 run in 7, a worker restarted after a SIGKILL loses the input "
-    "record at a partition's committed offset inside faust-streaming 0.15.3's consumer during "
-    "table recovery, and the response is dead-lettered as sequence_gap (never published "
-    "wrong, never silently dropped). pipeline/app/fixes.py closes three related holes; this "
-    "one is not closed yet."))
+    "open defect: in 2 of 47 runs, a worker restarted after a SIGKILL lost the input record at "
+    "a partition's committed offset inside faust-streaming 0.15.3's consumer after table "
+    "recovery, and the response was dead-lettered as sequence_gap (never published wrong, "
+    "never silently dropped). pipeline/app/fixes.py closes three related holes; this one is "
+    "not closed yet."))
 def test_kill_mid_stream_then_restart(kafka_bootstrap: str, tmp_path: Path) -> None:
     dep = Deployment(kafka_bootstrap, tmp_path)
     asyncio.run(dep.create_topics())
