@@ -191,6 +191,12 @@ def _lib_is_complete(lib: Path, version: str) -> bool:
     return marker.is_file() and (lib / f"kafka_2.13-{version}.jar").is_file()
 
 
+def _run_tool(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run Maven or a Kafka tool to completion, output captured for the error message."""
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
 def fetch(cache_dir: Path | None = None, *, pom: Path | None = None) -> Path:
     """Make sure the broker's jars are on disk; return the ``lib`` dir to put on the classpath.
 
@@ -235,14 +241,7 @@ def fetch(cache_dir: Path | None = None, *, pom: Path | None = None) -> Path:
             f"-DoutputDirectory={tmp}",
         ]
         try:
-            proc = subprocess.run(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=MAVEN_TIMEOUT,
-                check=False,
-            )
+            proc = _run_tool(cmd, MAVEN_TIMEOUT)
         except subprocess.TimeoutExpired as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise BrokerError(f"Maven did not finish within {MAVEN_TIMEOUT:.0f}s") from exc
@@ -632,14 +631,7 @@ def _format_storage(java: str, lib: Path, props: Path, log4j: Path, data_dir: Pa
         str(props),
     ]
     try:
-        proc = subprocess.run(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=FORMAT_TIMEOUT,
-            check=False,
-        )
+        proc = _run_tool(cmd, FORMAT_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
         raise BrokerError(f"storage format did not finish in {FORMAT_TIMEOUT:.0f}s") from exc
     if proc.returncode != 0:
