@@ -37,7 +37,13 @@ class Settings:
     #: restarted worker may wait as long before it joins the group.
     session_timeout_seconds: float = 30.0
     #: Raw chunk bytes copied into one dead letter (for replay); the rest is cut and flagged.
+    #: The copy is also cut to keep the whole record within ``max_record_bytes``.
     deadletter_raw_bytes: int = 1 * MiB
+    #: One output message (value, key and headers, framing included) at most: the producer's
+    #: request limit is set from it, and it must stay under the output topics'
+    #: ``max.message.bytes`` (Kafka's default is 1,048,588). An assembled record over it is
+    #: dead-lettered as ``oversize``; a dead letter is cut to fit.
+    max_record_bytes: int = 1_000_000
     #: Dead-letter identity conflicts instead of letting the last non-empty value win.
     strict: bool = False
     #: Where local state lives (the embedded broker, worker data).

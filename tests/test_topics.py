@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import orjson
 import pytest
@@ -25,7 +26,7 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]  # no st
     ValidationError,
 )
 
-from pipeline.core import Limits, Provenance, assemble
+from pipeline.core import Assembler, Limits, Provenance, assemble
 from pipeline.settings import Settings
 from pipeline.stream import messages
 from pipeline.stream.messages import (
@@ -361,6 +362,22 @@ def _processor_only_dead_letters() -> Iterator[tuple[str, Output]]:
         topic="llm.sse.chunks", partition=0, offset=10, key=None, value=sweep[0].value,
         headers=sweep[0].headers))[0]
 
+    # A fault no rule names, while a chunk is applied: the whole response fails with it.
+    faulty, _ = _processor()
+    faulty.handle(_message("fault", 0, GOOD[:30], key="s-fault", offset=11))
+    with patch.object(Assembler, "_apply", side_effect=RuntimeError("simulated fault")):
+        yield "internal_error (applying a chunk)", faulty.handle(
+            _message("fault", 1, GOOD[30:], key="s-fault", offset=12, end="eof"))[0]
+    # The agent's last resort, when the processor itself raised.
+    yield "internal_error (last resort)", faulty.message_failed(
+        _message("lost", 0, GOOD, key="s-lost", offset=13), RuntimeError("simulated"))
+    # A dead letter whose raw chunks and calls are far larger than a record may be.
+    small, _ = _processor(Settings(worker_name="w:1", max_record_bytes=4096,
+                                   limits=Limits(max_calls=1000)))
+    many = body(*(chunk(call(i, f"c{i}", "f", "x" * 900)) for i in range(40)))
+    yield "oversize record cut to fit", small.handle(
+        _message("huge", 0, many, key="s-huge", offset=14, end="eof", tools="g"))[0]
+
 
 def test_processor_only_dead_letters_match_the_contract(
         contracts: dict[Sink, Contract],
@@ -376,6 +393,11 @@ def test_processor_only_dead_letters_match_the_contract(
     assert seen["malformed_message (no key, no headers)"]["raw_chunks"][0]["seq"] == -1
     restarted = seen["stream_abandoned after a restart (last offset unknown)"]
     assert restarted["provenance"]["last_offset"] is None
+    fault = seen["internal_error (applying a chunk)"]
+    assert fault["request_id"] == "fault" and [c["seq"] for c in fault["raw_chunks"]] == [0, 1]
+    cut = seen["oversize record cut to fit"]
+    assert cut["reason"] == "unknown_tool" and cut["fields_truncated"] is True
+    assert cut["raw_chunks_truncated"] is True
 
 
 def test_the_reason_enum_is_exactly_what_the_code_produces(

@@ -9,7 +9,6 @@ lost by a failed Faust decode), hands the processor Faust tables, and sends what
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import AsyncIterator, Iterator, MutableMapping
 from typing import Any
 
@@ -18,7 +17,7 @@ import orjson
 
 from pipeline.app import fixes
 from pipeline.app.config import build_app, settings
-from pipeline.stream.messages import H_OUTCOME, InputMessage, Output, Sink
+from pipeline.stream.messages import InputMessage, Output, Sink
 from pipeline.stream.processor import Processor
 
 log = logging.getLogger("toolwire.app")
@@ -89,8 +88,17 @@ _SINKS = {Sink.ASSEMBLED: assembled_topic, Sink.DEADLETTER: deadletter_topic,
 
 
 async def publish(output: Output) -> None:
-    await _SINKS[output.sink].send(key=output.key, value=output.value,
-                                   headers=output.headers, partition=output.partition)
+    """Send one output; a record that decides a response is awaited until the broker has it.
+
+    Only then is the response settled (its done marker written): a record that fails to
+    publish raises here, the worker stops without committing, and the restarted worker
+    decides the response again instead of finding it done.
+    """
+    sent = await _SINKS[output.sink].send(key=output.key, value=output.value,
+                                          headers=output.headers, partition=output.partition)
+    if output.settles is not None:
+        await sent
+        processor.settle(output)
 
 
 def _headers(raw: Any) -> dict[str, bytes]:
@@ -107,25 +115,17 @@ async def assemble_responses(stream: faust.StreamT[bytes]) -> AsyncIterator[None
                            headers=_headers(event.headers), timestamp=message.timestamp)
         try:
             outputs = processor.handle(msg)
-        except Exception as exc:  # a bug of ours must not crash the worker or lose the message
-            log.error("internal error on %s[%d]@%d: %s\n%s", msg.topic, msg.partition,
-                      msg.offset, type(exc).__name__, traceback.format_exc(limit=8))
-            outputs = [_internal_error(msg, exc)]
-        for output in outputs:
-            await publish(output)
+        except Exception as exc:  # the processor fails responses itself; this is a last resort
+            log.error("internal error on %s[%d]@%d: %s", msg.topic, msg.partition,
+                      msg.offset, type(exc).__name__, exc_info=True)
+            outputs = [processor.message_failed(msg, exc)]
+        try:
+            for output in outputs:
+                await publish(output)
+        except BaseException:
+            processor.unsettled()
+            raise
         yield None
-
-
-def _internal_error(msg: InputMessage, exc: Exception) -> Output:
-    value: dict[str, Any] = {"outcome": "dead_letter", "reason": "internal_error",
-             "detail": f"{type(exc).__name__} in the processor (see the worker log)",
-             "request_id": msg.header("request-id"),
-             "session_id": None if msg.key is None else msg.key.decode("utf-8", "replace"),
-             "calls": [], "provenance": {"source_topic": msg.topic, "partition": msg.partition,
-                                         "first_offset": msg.offset, "last_offset": msg.offset,
-                                         "worker": settings.worker_name}}
-    return Output(Sink.DEADLETTER, msg.key, orjson.dumps(value),
-                  {H_OUTCOME: b"dead_letter", "toolwire.errors.reason": b"internal_error"})
 
 
 @app.timer(interval=settings.sweep_interval_seconds)  # type: ignore[untyped-decorator]

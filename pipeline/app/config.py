@@ -41,4 +41,7 @@ def build_app(settings: Settings) -> faust.App:
         web_bind="127.0.0.1",  # 'faust worker' may start the web server anyway: never on 0.0.0.0
         # Sending to a missing topic would otherwise retry for 20 minutes before failing.
         producer_request_timeout=30,
+        # Every record is built to fit max_record_bytes (framing included); the producer
+        # must accept at least that.
+        producer_max_request_size=max(settings.max_record_bytes, 1_000_000),
     )

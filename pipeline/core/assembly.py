@@ -8,18 +8,21 @@ kept as a list and joined once, at the end or at a snapshot, never per chunk.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Final
 
 import orjson
 
-from pipeline.core.errors import DeadLetter, MalformedChunk, Oversize
+from pipeline.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize
 from pipeline.core.framing import Framer
 from pipeline.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from pipeline.core.limits import Limits
 from pipeline.core.wire import WireChunk, WireToolCall, diagnose, malformed, parse_chunk
 
 SNAPSHOT_VERSION = 1
+
+log = logging.getLogger("toolwire.assembly")
 
 
 INDEX_FALLBACKS: Final = int(Repair.INDEX_FALLBACKS)
@@ -30,10 +33,13 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _diagnosed(chunk: WireChunk) -> MalformedChunk | None:
-    """The dead letter for a chunk whose walk failed, or ``None`` if its shape is sound."""
+def _diagnosed(chunk: WireChunk, payload: bytes) -> MalformedChunk | None:
+    """The dead letter for a chunk whose walk failed, or ``None`` if its shape is sound.
+
+    It quotes the payload as received rather than the chunk written back out.
+    """
     why = diagnose(chunk)
-    return None if why is None else malformed(chunk, why)
+    return None if why is None else malformed(payload, why)
 
 
 class Call:
@@ -110,11 +116,20 @@ class Assembler:
                 try:
                     self._apply(chunk)  # the hot path: no wrapper call per chunk
                 except (AttributeError, TypeError) as exc:
-                    if (failure := _diagnosed(chunk)) is None:
-                        raise  # a bug of ours, which must not hide as a dead letter
+                    if (failure := _diagnosed(chunk, payload)) is None:
+                        raise  # not a shape fault: handled as an internal error below
                     raise failure from exc
         except DeadLetter as failure:
             self.failure = failure
+        except Exception as exc:
+            # Whatever raised, this response can no longer be trusted as a whole: it fails
+            # here, once, rather than lose a chunk and publish the rest. Never the payload in
+            # the log: it may hold secrets.
+            log.error("internal error applying chunk %d: %s", self.chunks,
+                      type(exc).__name__, exc_info=True)
+            self.failure = InternalError(
+                f"{type(exc).__name__} while applying chunk {self.chunks} "
+                "(a Toolwire fault or input no rule names; see the worker log)")
 
     def skip(self, size: int) -> None:
         """Count a slice that arrived after the failure without holding its bytes."""
@@ -149,6 +164,13 @@ class Assembler:
         if usage is not None:
             if type(usage) is not dict:
                 raise malformed(chunk, "'usage' is not an object")
+            if usage:
+                # The record carries usage verbatim, so it must be writable back out: orjson
+                # reads nesting deeper than it writes (usually one small object per response).
+                try:
+                    orjson.dumps(usage)
+                except TypeError:
+                    raise malformed(chunk, "'usage' is nested too deeply to carry") from None
             self.usage = usage
         choices = chunk.get("choices")
         if not choices:

@@ -35,3 +35,13 @@ class MalformedChunk(DeadLetter):
 
 class Oversize(DeadLetter):
     reason = "oversize"
+
+
+class InternalError(DeadLetter):
+    """Applying a chunk raised something unforeseen (a Toolwire bug, or input no rule names).
+
+    The whole response fails with it: dropping the chunk and going on would publish a call
+    that lacks part of its arguments, which is worse than no call at all.
+    """
+
+    reason = "internal_error"

@@ -59,8 +59,17 @@ class WireChunk(TypedDict, total=False):
 
 
 def malformed(payload: bytes | WireChunk, why: str) -> MalformedChunk:
-    """The dead letter for a payload, quoting its first bytes so an operator can find it."""
-    raw = payload if isinstance(payload, bytes) else orjson.dumps(payload)
+    """The dead letter for a payload, quoting its first bytes so an operator can find it.
+
+    A decoded chunk is written back out to be quoted; orjson refuses some values it read
+    (nesting deeper than it writes), and building the reason must never raise itself.
+    """
+    if isinstance(payload, bytes):
+        return MalformedChunk(f"{why}: {excerpt(payload)}")
+    try:
+        raw = orjson.dumps(payload)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return MalformedChunk(f"{why} (the chunk is nested too deeply to quote)")
     return MalformedChunk(f"{why}: {excerpt(raw)}")
 
 
@@ -68,7 +77,7 @@ def parse_chunk(payload: bytes) -> WireChunk:
     """Decode one event payload into a chunk object, or raise :class:`MalformedChunk`.
 
     Only the top level is checked here; the assembler checks the inside on its single walk
-    over the chunk (see :meth:`pipeline.core.assembly.Assembler.apply`), since a second pass
+    over the chunk (see :meth:`pipeline.core.assembly.Assembler.feed`), since a second pass
     would cost as much again as the walk itself.
     """
     try:

@@ -25,6 +25,13 @@ H_IDEMPOTENCY_KEY: Final = "idempotency-key"
 H_OUTCOME: Final = "toolwire-outcome"
 
 END_MARKERS: Final = frozenset({"eof", "error", "cancelled"})
+#: ``chunk-seq`` is ASCII decimal from 0 to this (a signed 32-bit integer's maximum).
+MAX_CHUNK_SEQ: Final = 2**31 - 1
+#: The key and the ``request-id``, ``provider`` and ``model`` headers: at most this many bytes
+#: of UTF-8 (they become keys, headers and record fields downstream).
+MAX_ID_BYTES: Final = 1024
+#: The ``declared-tools`` header: at most this many bytes.
+MAX_TOOLS_BYTES: Final = 64 * 1024
 CONTROL_RELEASE: Final = "release"
 CONTROL_SWEEP: Final = "sweep"
 
@@ -68,3 +75,5 @@ class Output:
     value: bytes
     headers: dict[str, bytes]
     partition: int | None = None
+    #: The request this record decides: once published, the processor settles it.
+    settles: str | None = None

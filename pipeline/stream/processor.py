@@ -18,11 +18,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
@@ -42,11 +42,15 @@ from pipeline.stream.messages import (
     H_OUTCOME,
     H_PROVIDER,
     H_REQUEST_ID,
+    MAX_CHUNK_SEQ,
+    MAX_ID_BYTES,
+    MAX_TOOLS_BYTES,
     InputMessage,
     Output,
     Sink,
     idempotency_key,
 )
+from pipeline.stream.records import dumps, fit_dead_letter, message_size
 
 log = logging.getLogger("toolwire.processor")
 
@@ -100,23 +104,71 @@ class Processor:
         self.done_at: dict[str, tuple[float, int]] = {}
         #: Set when partitions are assigned: the next sweep scans the tables for restored state.
         self.rescan = True
+        #: Decided responses whose record is not yet published: request id → (live, outcome).
+        self.pending: dict[str, tuple[Live, str]] = {}
         self.stats: Counter[str] = Counter()
 
     # -- input -------------------------------------------------------------------------------
 
     def handle(self, msg: InputMessage) -> list[Output]:
+        """What to publish for one input message; call :meth:`settle` once it is published."""
         self.stats["messages"] += 1
         control = msg.header(H_CONTROL)
         if control is not None:
             return self._control(msg, control)
-        request_id = msg.header(H_REQUEST_ID)
-        seq_text = msg.header(H_CHUNK_SEQ)
-        session_id = msg.key.decode("utf-8", "replace") if msg.key else request_id
-        if not request_id or seq_text is None or not seq_text.isdigit():
-            return self._malformed_message(msg, session_id, request_id)
-        seq = int(seq_text)
+        fault, request_id, session_id, seq = self._read_envelope(msg)
+        if fault is not None:
+            return self._malformed_message(msg, session_id, request_id, fault)
+        assert request_id is not None and session_id is not None and seq is not None
+        try:
+            return self._chunk(msg, request_id, session_id, seq)
+        except Exception as exc:
+            # Whatever failed, the response fails whole, with its raw chunks: never drop this
+            # chunk and go on assembling the rest (that would publish a call missing a part).
+            log.error("request %s: internal error on %s[%d]@%d: %s", request_id, msg.topic,
+                      msg.partition, msg.offset, type(exc).__name__, exc_info=True)
+            self.stats["internal_errors"] += 1
+            return self._fail_internal(msg, request_id, session_id, seq, exc)
+
+    def _read_envelope(self, msg: InputMessage
+                       ) -> tuple[str | None, str | None, str | None, int | None]:
+        """(fault, request id, session id, seq) of a chunk message; fault ``None`` when sound.
+
+        The headers and key are checked strictly, since they become keys, record fields and
+        headers downstream: UTF-8, bounded length, and a ``chunk-seq`` of ASCII digits within
+        ``0..MAX_CHUNK_SEQ`` (``str.isdigit`` would let ``²`` through, and a 5,000-digit value
+        would fail ``int``).
+        """
+        faults: list[str] = []
+        request_id = _text(msg.headers.get(H_REQUEST_ID), H_REQUEST_ID, faults)
+        key = _text(msg.key, "key", faults)
+        session_id = key or request_id
+        raw_seq = msg.headers.get(H_CHUNK_SEQ)
+        seq: int | None = None
+        if raw_seq is None:
+            faults.append(f"missing header {H_CHUNK_SEQ}")
+        elif _SEQ.fullmatch(raw_seq) is None or int(raw_seq) > MAX_CHUNK_SEQ:
+            faults.append(f"header {H_CHUNK_SEQ}={_quote(raw_seq)} is not a whole number "
+                          f"from 0 to {MAX_CHUNK_SEQ} in ASCII digits")
+        else:
+            seq = int(raw_seq)
+        if not request_id and msg.headers.get(H_REQUEST_ID) is None:
+            faults.insert(0, f"missing header {H_REQUEST_ID}")
+        elif not request_id and not any(H_REQUEST_ID in f for f in faults):
+            faults.insert(0, f"empty header {H_REQUEST_ID}")
+        for name, bound in ((H_PROVIDER, MAX_ID_BYTES), (H_MODEL, MAX_ID_BYTES),
+                            (H_DECLARED_TOOLS, MAX_TOOLS_BYTES)):
+            value = msg.headers.get(name)
+            if value is not None and len(value) > bound:
+                faults.append(f"header {name} is {len(value)} bytes (at most {bound})")
+        if faults:
+            return "; ".join(faults), request_id or None, session_id or None, seq
+        return None, request_id, session_id, seq
+
+    def _chunk(self, msg: InputMessage, request_id: str, session_id: str,
+               seq: int) -> list[Output]:
         marker = self.responses.get(request_id)
-        if marker is not None and marker.startswith(b'{"done"'):
+        if request_id in self.pending or (marker is not None and marker.startswith(b'{"done"')):
             kind = "end_after_decision" if msg.header(H_END) else "late_after_decision"
             self.stats[kind] += 1
             log.debug("request %s: chunk %d after the decision (%s)", request_id, seq, kind)
@@ -126,7 +178,7 @@ class Processor:
             if marker is not None:
                 live = self._rebuild(request_id, marker)
             else:
-                live = self._open(request_id, session_id or request_id, msg)
+                live = self._open(request_id, session_id, msg)
         if seq < live.next_seq:
             self.stats["duplicates_skipped"] += 1
             return []
@@ -150,7 +202,8 @@ class Processor:
             if end not in END_MARKERS:
                 return self._finish(live, dead_letter(
                     asm, self._provenance(live), "malformed_message",
-                    f"unknown {H_END} marker {end!r} (expected eof, error or cancelled)"))
+                    f"unknown {H_END} marker {_quote(msg.headers[H_END])} "
+                    "(expected eof, error or cancelled)"))
             if end != "eof" and asm.failure is None and not asm.end():
                 return self._finish(live, dead_letter(
                     asm, self._provenance(live), "stream_closed",
@@ -159,6 +212,26 @@ class Processor:
         # Even after ``[DONE]`` or a failure the response waits for the gateway's end marker:
         # its record then covers the whole body, exactly as ``toolwire assemble`` gives it.
         return []
+
+    def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
+                       exc: Exception) -> list[Output]:
+        """The dead letter of a response whose handling raised, covering all its chunks."""
+        detail = (f"{type(exc).__name__} while handling chunk {seq} "
+                  "(a Toolwire fault or input no rule names; see the worker log)")
+        live = self.live.get(request_id)
+        if live is not None:
+            stored = self.chunks.get(chunk_key(request_id, seq))
+            extra = [] if stored is not None and stored.startswith(STORED) else [(seq, msg.value)]
+            return self._finish(live, dead_letter(live.assembler, self._provenance(live),
+                                                  "internal_error", detail), extra_raw=extra)
+        # It failed before the response was open in memory: fail it from this message alone,
+        # and mark it decided so that its later chunks are not assembled without this one.
+        live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
+                    provider=None, model=None, tools=None, first_offset=msg.offset,
+                    assembler=Assembler(self.settings.limits), last_offset=msg.offset)
+        return self._finish(live, dead_letter(live.assembler, self._provenance(live),
+                                              "internal_error", detail),
+                            extra_raw=[(seq, msg.value)])
 
     def _open(self, request_id: str, session_id: str, msg: InputMessage) -> Live:
         tools_text = msg.header(H_DECLARED_TOOLS)
@@ -209,7 +282,12 @@ class Processor:
 
     def _finish(self, live: Live, record: Record,
                 extra_raw: Iterable[tuple[int, bytes]] = ()) -> list[Output]:
-        """Publish the record (or its dead letter), quarantine if needed, then drop the state."""
+        """The record (or its dead letter) to publish; the state is dropped by :meth:`settle`.
+
+        The done marker is written only once the record is published: a record that fails
+        to publish leaves the response open, so the replay after a restart decides it again
+        instead of finding it "done" and publishing nothing.
+        """
         session = live.session_id
         if record["outcome"] == "assembled" and session in self.quarantine:
             held = record
@@ -217,34 +295,65 @@ class Processor:
                                  "an earlier response of this session was dead-lettered; "
                                  f"release it with: toolwire dlq release {session}")
             record["held_record"] = held
-        if record["outcome"] == "assembled":
-            output = self._assembled(live, record)
-        else:
+        output = self._assembled(live, record) if record["outcome"] == "assembled" else None
+        if output is None:
+            if record["outcome"] == "assembled":
+                record = self._oversize(live, record)
             output = self._dead_letter(live, record, extra_raw)
             if session not in self.quarantine:
                 self.quarantine[session] = orjson.dumps({
                     "reason": record["reason"], "request_id": live.request_id,
                     "since": self.wall()})
                 self.stats["sessions_quarantined"] += 1
-        for seq in range(live.next_seq):
-            del self.chunks[chunk_key(live.request_id, seq)]
-        done = self.wall()
-        self.responses[live.request_id] = orjson.dumps({"done": done, "partition": live.partition,
-                                                        "outcome": record["outcome"]})
-        self.done_at[live.request_id] = (done, live.partition)
         self.live.pop(live.request_id, None)
         self.last_seen.pop(live.request_id, None)
-        self.stats["records_" + record["outcome"]] += 1
+        self.pending[live.request_id] = (live, record["outcome"])
         return [output]
+
+    def settle(self, output: Output) -> None:
+        """``output`` is published: forget the response it decided, keep its done marker.
+
+        Runs in the same event as :meth:`handle` (the table writes need its partition).
+        """
+        if output.settles is None:
+            return
+        live, outcome = self.pending.pop(output.settles)
+        for seq in range(live.next_seq):
+            self.chunks.pop(chunk_key(live.request_id, seq), None)
+        done = self.wall()
+        self.responses[live.request_id] = orjson.dumps({"done": done, "partition": live.partition,
+                                                        "outcome": outcome})
+        self.done_at[live.request_id] = (done, live.partition)
+        self.stats["records_" + outcome] += 1
+
+    def unsettled(self) -> None:
+        """Publication failed: forget what was decided; the tables still hold it as open."""
+        for request_id in list(self.pending):
+            self.pending.pop(request_id)
+
+    def _oversize(self, live: Live, record: Record) -> Record:
+        size = len(dumps(record) or b"")
+        detail = (f"the assembled record is {size} bytes, over TOOLWIRE_MAX_RECORD_BYTES="
+                  f"{self.settings.max_record_bytes}" if size else
+                  "the assembled record cannot be written as JSON")
+        self.stats["records_too_large"] += 1
+        return dead_letter(live.assembler, self._provenance(live), "oversize", detail)
 
     def _headers(self, request_id: str, outcome: str) -> dict[str, bytes]:
         return {H_REQUEST_ID: request_id.encode(),
                 H_IDEMPOTENCY_KEY: idempotency_key(request_id).encode(),
                 H_OUTCOME: outcome.encode()}
 
-    def _assembled(self, live: Live, record: Record) -> Output:
-        return Output(Sink.ASSEMBLED, live.session_id.encode(), orjson.dumps(record),
-                      self._headers(live.request_id, "assembled"))
+    def _assembled(self, live: Live, record: Record) -> Output | None:
+        """The assembled record's message, or ``None`` when it cannot be published."""
+        value = dumps(record)
+        if value is None:
+            return None
+        key = live.session_id.encode()
+        headers = self._headers(live.request_id, "assembled")
+        if message_size(value, key, headers) > self.settings.max_record_bytes:
+            return None
+        return Output(Sink.ASSEMBLED, key, value, headers, settles=live.request_id)
 
     def _dead_letter(self, live: Live, record: Record,
                      extra_raw: Iterable[tuple[int, bytes]] = ()) -> Output:
@@ -252,26 +361,20 @@ class Processor:
                   for seq in range(live.next_seq))
         raw = [(seq, value[len(STORED):]) for seq, value in stored
                if value is not None and value.startswith(STORED)]
-        return self._dead_letter_output(
+        output = self._dead_letter_output(
             record, live.session_id, live.request_id, live.partition,
             live.first_offset, live.last_offset, [*raw, *extra_raw])
+        return Output(output.sink, output.key, output.value, output.headers,
+                      settles=live.request_id)
 
     def _dead_letter_output(self, record: Record, session: str | None, request_id: str | None,
                             partition: int, first_offset: int, last_offset: int | None,
                             raw: list[tuple[int, bytes]]) -> Output:
+        """The one place a dead letter's message is built: provenance, headers, fit."""
         now = self.wall()
         provenance = {"source_topic": self.settings.topic_chunks, "partition": partition,
                       "first_offset": first_offset, "last_offset": last_offset,
                       "worker": self.settings.worker_name, "time": now}
-        budget = self.settings.deadletter_raw_bytes
-        kept: list[dict[str, Any]] = []
-        for seq, value in raw:
-            if len(value) > budget:
-                break
-            budget -= len(value)
-            kept.append({"seq": seq, "value_b64": base64.b64encode(value).decode()})
-        letter = {**record, "provenance": provenance, "raw_chunks": kept,
-                  "raw_chunks_truncated": len(kept) < len(raw)}
         headers = self._headers(request_id or "", "dead_letter") if request_id else {
             H_OUTCOME: b"dead_letter"}
         headers.update({
@@ -283,16 +386,19 @@ class Processor:
             "toolwire.errors.worker": self.settings.worker_name.encode(),
             "toolwire.errors.time": f"{now:.3f}".encode(),
         })
-        return Output(Sink.DEADLETTER, None if session is None else session.encode(),
-                      orjson.dumps(letter), headers)
+        key = None if session is None else session.encode()
+        room = self.settings.max_record_bytes - message_size(b"", key, headers)
+        value = fit_dead_letter({**record, "provenance": provenance}, raw, room,
+                                self.settings.deadletter_raw_bytes)
+        if b'"reason":"' + str(record["reason"]).encode() not in value:
+            # Fitting changed the reason (a held record too large to carry): say so in headers.
+            reason = orjson.loads(value)["reason"]
+            headers["toolwire.errors.reason"] = str(reason).encode()
+        return Output(Sink.DEADLETTER, key, value, headers)
 
     def _malformed_message(self, msg: InputMessage, session: str | None,
-                           request_id: str | None) -> list[Output]:
+                           request_id: str | None, detail: str) -> list[Output]:
         """A message that breaks the input contract cannot join a response: dead-letter it."""
-        missing = [h for h, v in ((H_REQUEST_ID, request_id),
-                                  (H_CHUNK_SEQ, msg.header(H_CHUNK_SEQ))) if not v]
-        detail = (f"missing header(s) {', '.join(missing)}" if missing else
-                  f"header {H_CHUNK_SEQ}={msg.header(H_CHUNK_SEQ)!r} is not a whole number")
         record: Record = {"outcome": "dead_letter", "reason": "malformed_message",
                           "detail": detail, "request_id": request_id, "session_id": session,
                           "calls": []}
@@ -303,6 +409,15 @@ class Processor:
             self.stats["sessions_quarantined"] += 1
         return [self._dead_letter_output(record, session, request_id, msg.partition, msg.offset,
                                          msg.offset, [(-1, msg.value)])]
+
+    def message_failed(self, msg: InputMessage, exc: BaseException) -> Output:
+        """The last resort of the agent when :meth:`handle` itself raised: a dead letter of
+        this one message (schema-valid, bounded), built without touching the tables."""
+        record: Record = {"outcome": "dead_letter", "reason": "internal_error",
+                          "detail": f"{type(exc).__name__} in the processor (see the worker log)",
+                          "request_id": None, "session_id": None, "calls": []}
+        return self._dead_letter_output(record, None, None, msg.partition, msg.offset,
+                                        msg.offset, [(-1, msg.value)])
 
     # -- control: release and sweep ----------------------------------------------------------
 
@@ -318,22 +433,30 @@ class Processor:
                 log.info("release of session %s: it was not quarantined", session)
             return []
         if control == CONTROL_SWEEP:
-            try:
-                requests = orjson.loads(msg.value)["requests"]
-            except (orjson.JSONDecodeError, KeyError, TypeError):
-                log.warning("ignored a sweep message with an unreadable value at offset %d",
-                            msg.offset)
+            requests = _sweep_requests(msg.value)
+            if requests is None:
+                self.stats["control_malformed"] += 1
+                log.warning("ignored a sweep message with an unreadable value at %s[%d]@%d "
+                            "(expected {\"requests\": [request ids]})", msg.topic,
+                            msg.partition, msg.offset)
                 return []
             outputs: list[Output] = []
             for request_id in requests:
-                outputs.extend(self._sweep_one(str(request_id)))
+                # Each response on its own: one that fails cannot stop the sweep of the others.
+                try:
+                    outputs.extend(self._sweep_one(request_id))
+                except Exception as exc:
+                    log.error("request %s: internal error while sweeping: %s", request_id,
+                              type(exc).__name__, exc_info=True)
+                    self.stats["internal_errors"] += 1
+                    outputs.extend(self._sweep_failed(request_id, exc))
             return outputs
         log.warning("ignored unknown control message %r at offset %d", control, msg.offset)
         return []
 
     def _sweep_one(self, request_id: str) -> list[Output]:
         marker = self.responses.get(request_id)
-        if marker is None:
+        if marker is None or request_id in self.pending:
             return []
         if marker.startswith(b'{"done"'):
             done = orjson.loads(marker)["done"]
@@ -353,6 +476,20 @@ class Processor:
         return self._finish(live, dead_letter(
             live.assembler, self._provenance(live), "stream_abandoned",
             f"no chunk for {idle:.0f} s (TTL {self.settings.stream_ttl_seconds:g} s)"))
+
+    def _sweep_failed(self, request_id: str, exc: Exception) -> list[Output]:
+        """Dead-letter a response whose sweep raised; if even that fails, stop sweeping it."""
+        live = self.live.get(request_id)
+        try:
+            if live is not None:
+                return self._finish(live, dead_letter(
+                    live.assembler, self._provenance(live), "internal_error",
+                    f"{type(exc).__name__} while sweeping (see the worker log)"))
+        except Exception:
+            log.error("request %s: its dead letter failed too", request_id, exc_info=True)
+        self.live.pop(request_id, None)
+        self.last_seen.pop(request_id, None)
+        return []
 
     def sweep(self, assigned: set[int] | None = None) -> list[Output]:
         """Control messages that ask the owning worker to sweep idle or expired state.
@@ -407,3 +544,38 @@ class Processor:
         for request_id in stale:
             del self.last_seen[request_id]
         self.rescan = True
+
+
+_SEQ = re.compile(rb"[0-9]{1,10}")
+
+
+def _quote(raw: bytes, limit: int = 40) -> str:
+    """A header value quoted for a detail: bounded, never raising."""
+    text = raw[:limit].decode("utf-8", "replace")
+    return repr(text) + ("…" if len(raw) > limit else "")
+
+
+def _text(raw: bytes | None, name: str, faults: list[str]) -> str | None:
+    """A header or key as text, or a fault when it is not bounded UTF-8."""
+    if raw is None:
+        return None
+    if len(raw) > MAX_ID_BYTES:
+        faults.append(f"{name} is {len(raw)} bytes (at most {MAX_ID_BYTES})")
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        faults.append(f"{name} is not UTF-8: {_quote(raw)}")
+        return None
+
+
+def _sweep_requests(value: bytes) -> list[str] | None:
+    """The request ids of a sweep message, or ``None`` when its body is not the expected one."""
+    try:
+        body = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return None
+    requests = body.get("requests") if type(body) is dict else None
+    if type(requests) is not list or not all(type(r) is str for r in requests):
+        return None
+    return requests

@@ -34,6 +34,7 @@ def sent() -> Iterator[list[Output]]:
 
     async def capture(output: Output) -> None:
         outputs.append(output)
+        glue.processor.settle(output)  # published: the real publish settles after the ack
 
     with patch.object(glue, "publish", capture):
         yield outputs

@@ -64,7 +64,13 @@ class World:
         msg = InputMessage("llm.sse.chunks", partition, self.offset,
                            None if key is None else key.encode(), value,
                            {k: v.encode() for k, v in headers.items()})
-        return self.processor.handle(msg)
+        return self.deliver(self.processor.handle(msg))
+
+    def deliver(self, outputs: list[Output]) -> list[Output]:
+        """Publication succeeded: settle what the outputs decided, as the agent does."""
+        for output in outputs:
+            self.processor.settle(output)
+        return outputs
 
     def publish(self, request: str, data: bytes, *, slice_size: int = 40, end: str | None = "eof",
                 session: str = "s1", start: int = 0, **extra: str) -> list[Output]:
@@ -85,7 +91,7 @@ class World:
             assert control.sink is Sink.CHUNKS and control.partition is not None
             msg = InputMessage("llm.sse.chunks", control.partition, self.offset, control.key,
                                control.value, control.headers)
-            outputs += self.processor.handle(msg)
+            outputs += self.deliver(self.processor.handle(msg))
         return outputs
 
 
@@ -246,8 +252,8 @@ def test_a_response_continues_after_a_restart_and_restored_streams_are_swept() -
 
 
 @pytest.mark.parametrize(("headers", "detail"), [
-    ({H_CHUNK_SEQ: "0"}, "missing header(s) request-id"),
-    ({H_REQUEST_ID: "r1"}, "missing header(s) chunk-seq"),
+    ({H_CHUNK_SEQ: "0"}, "missing header request-id"),
+    ({H_REQUEST_ID: "r1"}, "missing header chunk-seq"),
     ({H_REQUEST_ID: "r1", H_CHUNK_SEQ: "-3"}, "is not a whole number"),
 ])
 def test_a_message_that_breaks_the_input_contract_is_a_dead_letter(
