@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Iterator, MutableMapping
 from typing import Any
 
 import faust
-import orjson
 
 from pipeline.app import fixes
 from pipeline.app.config import build_app, settings

@@ -56,7 +56,7 @@ log = logging.getLogger("toolwire.processor")
 
 #: Prefix of every stored chunk value, so an empty body slice is never an empty (null-like) value.
 STORED = b"\x01"
-#: Prefix of a chunk that arrived after the response already failed: only its size is kept
+#: Prefix of a chunk that arrived after the response failed as oversize: only its size is kept
 #: (the record counts its bytes, as ``toolwire assemble`` does), never its possibly huge body.
 SKIPPED = b"\x02"
 
@@ -180,6 +180,11 @@ class Processor:
             else:
                 live = self._open(request_id, session_id, msg)
         if seq < live.next_seq:
+            if seq == live.next_seq - 1 and msg.headers.get(H_END) is not None:
+                # The end marker was applied, but its record never published (the worker
+                # stopped first): decide again, now, rather than wait for the sweep.
+                self.stats["end_replayed"] += 1
+                return self._end(live, msg)
             self.stats["duplicates_skipped"] += 1
             return []
         self.last_seen[request_id] = self.clock()
@@ -190,28 +195,37 @@ class Processor:
                 f"expected chunk {live.next_seq}, got chunk {seq}: chunks were lost"),
                 extra_raw=[(seq, msg.value)])
         asm = live.assembler
-        if asm.failure is None:
+        failure = asm.failure
+        if failure is None or (failure.reason != "oversize" and asm.body_bytes + len(msg.value)
+                               <= self.settings.limits.max_response_bytes):
+            # After any failure but size, the rest of the body is still kept for the dead
+            # letter's raw chunks (a replay after a fix needs the whole body).
             self.chunks[chunk_key(request_id, seq)] = STORED + msg.value
         else:
             self.chunks[chunk_key(request_id, seq)] = SKIPPED + str(len(msg.value)).encode()
         live.next_seq += 1
         self.stats["chunks_applied"] += 1
         asm.feed(msg.value)
-        end = msg.header(H_END)
-        if end is not None:
-            if end not in END_MARKERS:
-                return self._finish(live, dead_letter(
-                    asm, self._provenance(live), "malformed_message",
-                    f"unknown {H_END} marker {_quote(msg.headers[H_END])} "
-                    "(expected eof, error or cancelled)"))
-            if end != "eof" and asm.failure is None and not asm.end():
-                return self._finish(live, dead_letter(
-                    asm, self._provenance(live), "stream_closed",
-                    f"the gateway ended the body with {end!r} before data: [DONE]"))
-            return self._finish(live, self._decide(live))
+        if msg.headers.get(H_END) is not None:
+            return self._end(live, msg)
         # Even after ``[DONE]`` or a failure the response waits for the gateway's end marker:
         # its record then covers the whole body, exactly as ``toolwire assemble`` gives it.
         return []
+
+    def _end(self, live: Live, msg: InputMessage) -> list[Output]:
+        """The gateway's end marker: decide the response."""
+        asm = live.assembler
+        end = msg.header(H_END)
+        if end not in END_MARKERS:
+            return self._finish(live, dead_letter(
+                asm, self._provenance(live), "malformed_message",
+                f"unknown {H_END} marker {_quote(msg.headers[H_END])} "
+                "(expected eof, error or cancelled)"))
+        if end != "eof" and asm.failure is None and not asm.end():
+            return self._finish(live, dead_letter(
+                asm, self._provenance(live), "stream_closed",
+                f"the gateway ended the body with {end!r} before data: [DONE]"))
+        return self._finish(live, self._decide(live))
 
     def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
                        exc: Exception) -> list[Output]:

@@ -1,0 +1,216 @@
+"""The defects hostile input found, each kept fixed: a chunk that makes anything raise fails
+its whole response; every record fits the producer's limit; a record is settled only once
+published; one bad response cannot stop the sweep; headers are read strictly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+from unittest.mock import patch
+
+import orjson
+import pytest
+
+from pipeline.core import assemble
+from pipeline.settings import Settings
+from pipeline.stream.messages import (
+    H_CHUNK_SEQ,
+    H_CONTROL,
+    H_END,
+    H_REQUEST_ID,
+    InputMessage,
+    Output,
+    Sink,
+)
+from pipeline.stream.processor import Processor
+from pipeline.stream.records import message_size
+from tests.core.sse import body, call, chunk
+from tests.stream.test_processor import GOOD, World, record
+
+DEEP = "[" * 300 + "]" * 300
+#: ``delete_files {"path":"/data","dry_run":true}`` with a hostile chunk in the middle.
+HALVES = (
+    body(chunk(call(0, "call_1", "delete_files", '{"path":"/data"')), done=False),
+    f'data: {{"x":{DEEP},"choices":[{{"index":0,"delta":5}}]}}\n\n'.encode(),
+    body(chunk(call(0, None, None, ',"dry_run":true}'), finish="tool_calls"), done=False),
+)
+POISONED = b"".join(HALVES) + b"data: [DONE]\n\n"
+
+
+def test_a_chunk_that_cannot_be_quoted_fails_its_whole_response() -> None:
+    world = World()
+    outputs: list[Output] = []
+    for seq, piece in enumerate(HALVES):
+        outputs += world.send(piece, {H_REQUEST_ID: "r1", H_CHUNK_SEQ: str(seq)})
+    outputs += world.send(b"data: [DONE]\n\n", {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "3",
+                                               H_END: "eof"})
+    assert [o.sink for o in outputs] == [Sink.DEADLETTER]
+    letter = record(outputs[0])
+    assert letter["reason"] == "malformed_chunk"
+    assert "'delta' is not an object" in letter["detail"]
+    assert [c["seq"] for c in letter["raw_chunks"]] == [0, 1, 2, 3]
+    assert "s1" in world.quarantine
+    # Offline, the same record and no exception.
+    assert assemble(POISONED)["reason"] == "malformed_chunk"
+
+
+def test_assemble_prints_a_dead_letter_not_a_traceback() -> None:
+    run = subprocess.run([sys.executable, "-m", "pipeline.cli", "assemble", "-", "--compact"],
+                         input=POISONED, capture_output=True, timeout=60)
+    assert run.returncode == 1, run.stderr
+    assert b"Traceback" not in run.stderr
+    assert orjson.loads(run.stdout)["reason"] == "malformed_chunk"
+
+
+def test_any_fault_while_applying_a_chunk_fails_the_whole_response() -> None:
+    world = World()
+    first = world.send(HALVES[0], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "0"})
+    with patch("pipeline.core.assembly.Assembler._apply", side_effect=RecursionError("deep")):
+        second = world.send(HALVES[2], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "1"})
+    third = world.send(b"data: [DONE]\n\n", {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "2",
+                                            H_END: "eof"})
+    outputs = first + second + third
+    assert [o.sink for o in outputs] == [Sink.DEADLETTER]
+    letter = record(outputs[0])
+    assert letter["reason"] == "internal_error"
+    assert letter["calls"][0]["arguments"] == '{"path":"/data"'  # never published as a call
+    assert [c["seq"] for c in letter["raw_chunks"]] == [0, 1, 2]
+    assert "s1" in world.quarantine
+
+
+def test_a_fault_in_the_processor_itself_fails_the_response_and_its_later_chunks() -> None:
+    world = World()
+    world.send(HALVES[0], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "0"})
+    with patch.object(Processor, "_decide", side_effect=KeyError("bug")):
+        out = world.send(HALVES[2] + b"data: [DONE]\n\n",
+                         {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "1", H_END: "eof"})
+    assert [record(o)["reason"] for o in out] == ["internal_error"]
+    assert [c["seq"] for c in record(out[0])["raw_chunks"]] == [0, 1]
+    # A replay of the same chunks publishes nothing more.
+    assert world.send(HALVES[2], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "1"}) == []
+
+
+def test_an_oversize_dead_letter_fits_the_producer_limit_with_default_settings() -> None:
+    world = World(settings=Settings())
+    piece = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * 60_000 + b'"}}]}\n\n'
+    outputs: list[Output] = []
+    for seq in range(300):  # 18 MB: over the 16 MiB response limit
+        outputs += world.send(piece, {H_REQUEST_ID: "big", H_CHUNK_SEQ: str(seq)})
+    outputs += world.send(b"", {H_REQUEST_ID: "big", H_CHUNK_SEQ: "300", H_END: "eof"})
+    assert len(outputs) == 1
+    out = outputs[0]
+    assert message_size(out.value, out.key, out.headers) <= Settings().max_record_bytes
+    letter = record(out)
+    assert letter["reason"] == "oversize"
+    assert letter["raw_chunks_truncated"] is True
+    assert 0 < len(letter["raw_chunks"]) < 300
+
+
+def test_an_assembled_record_over_the_limit_is_an_oversize_dead_letter_that_fits() -> None:
+    world = World(settings=Settings(max_record_bytes=20_000))
+    big = body(chunk(call(0, "call_1", "write", '{"text":"' + "y" * 30_000 + '"}'),
+                     finish="tool_calls"))
+    out = world.publish("r1", big, slice_size=4096)
+    assert len(out) == 1 and out[0].sink is Sink.DEADLETTER
+    letter = record(out[0])
+    assert letter["reason"] == "oversize" and "over TOOLWIRE_MAX_RECORD_BYTES" in letter["detail"]
+    assert letter["fields_truncated"] is True and letter["raw_chunks_truncated"] is True
+    assert message_size(out[0].value, out[0].key, out[0].headers) <= 20_000
+
+
+def test_a_record_that_failed_to_publish_is_decided_again_after_a_restart() -> None:
+    world = World()
+    pieces = [GOOD[i:i + 40] for i in range(0, len(GOOD), 40)]
+    for seq, piece in enumerate(pieces):
+        world.send(piece, {H_REQUEST_ID: "r1", H_CHUNK_SEQ: str(seq)})
+    end = InputMessage("llm.sse.chunks", 0, 99, b"s1", b"",
+                       {H_REQUEST_ID: b"r1", H_CHUNK_SEQ: str(len(pieces)).encode(),
+                        H_END: b"eof"})
+    lost = world.processor.handle(end)  # publication fails: never settled
+    assert [o.sink for o in lost] == [Sink.ASSEMBLED]
+    assert b'"done"' not in world.responses["r1"]
+    world.restart()  # the worker stops without committing; the input is read again
+    again = world.publish("r1", GOOD)
+    assert [o.sink for o in again] == [Sink.ASSEMBLED]
+    assert record(again[0]) == {**record(lost[0])}
+    assert world.chunks == {} and b'"done"' in world.responses["r1"]
+
+
+def test_one_response_that_fails_its_sweep_does_not_stop_the_others() -> None:
+    world = World()
+    world.publish("bad", GOOD, end=None, session="s-bad")
+    world.publish("good", GOOD, end=None, session="s-good")
+    world.clock.now += 61
+    real = Processor._decide
+
+    def decide(self: Processor, live: Any) -> Any:
+        if live.request_id == "bad":
+            raise RecursionError("too deep")
+        return real(self, live)
+
+    with patch.object(Processor, "_decide", decide):
+        out = world.sweep()
+    assert sorted((o.sink.value, record(o).get("reason")) for o in out) == [
+        ("assembled", None), ("deadletter", "internal_error")]
+    assert world.processor.live == {} and world.chunks == {}
+    world.clock.now += 61
+    assert world.sweep() == []  # nothing left to fail again
+
+
+@pytest.mark.parametrize("value", [
+    "²", "⁰", "1" * 5000, str(10**30), "2147483648", "-1", "+1", " 1", "1 ", "0x1", "", "1.0",
+    "١",  # ARABIC-INDIC DIGIT ONE
+])
+def test_chunk_seq_is_ascii_decimal_within_its_range(value: str) -> None:
+    world = World()
+    out = world.send(b"data: {}\n\n", {H_REQUEST_ID: "r1", H_CHUNK_SEQ: value})
+    assert [(o.sink, record(o)["reason"]) for o in out] == [(Sink.DEADLETTER,
+                                                              "malformed_message")]
+    assert "chunk-seq" in record(out[0])["detail"]
+
+
+def test_the_highest_chunk_seq_is_accepted() -> None:
+    world = World()
+    out = world.send(b"data: {}\n\n", {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "2147483647"})
+    assert [record(o)["reason"] for o in out] == ["sequence_gap"]
+
+
+@pytest.mark.parametrize(("key", "headers", "fault"), [
+    (b"\xff\xfe", {H_REQUEST_ID: b"r1", H_CHUNK_SEQ: b"0"}, "key is not UTF-8"),
+    (b"s1", {H_REQUEST_ID: b"r\xc3", H_CHUNK_SEQ: b"0"}, "request-id is not UTF-8"),
+    (b"s1", {H_REQUEST_ID: b"r" * 2000, H_CHUNK_SEQ: b"0"}, "request-id is 2000 bytes"),
+    (b"k" * 5000, {H_REQUEST_ID: b"r1", H_CHUNK_SEQ: b"0"}, "key is 5000 bytes"),
+    (b"s1", {H_REQUEST_ID: b"", H_CHUNK_SEQ: b"0"}, "empty header request-id"),
+    (b"s1", {H_REQUEST_ID: b"r1", H_CHUNK_SEQ: b"0", "model": b"m" * 5000}, "header model"),
+])
+def test_keys_and_headers_are_bounded_utf8(key: bytes, headers: dict[str, bytes],
+                                          fault: str) -> None:
+    world = World()
+    out = world.processor.handle(InputMessage("llm.sse.chunks", 0, 1, key, b"data: {}\n\n",
+                                              headers))
+    letter = record(out[0])
+    assert letter["reason"] == "malformed_message" and fault in letter["detail"]
+    assert message_size(out[0].value, out[0].key, out[0].headers) < 1_000_000
+
+
+@pytest.mark.parametrize("value", [
+    b"", b"[]", b'{"requests": 5}', b'{"requests": [1, 2]}', b'{"requests": [[]]}',
+    b'{"requests": ' + DEEP.encode() + b"}", b"\xff", b"null",
+])
+def test_a_malformed_sweep_message_is_ignored(value: bytes) -> None:
+    world = World()
+    world.publish("r1", GOOD, end=None)
+    msg = InputMessage("llm.sse.chunks", 0, 5, None, value, {H_CONTROL: b"sweep"})
+    assert world.processor.handle(msg) == []
+    assert world.processor.stats["control_malformed"] == 1
+    assert "r1" in world.processor.live
+
+
+def test_usage_too_deep_to_write_back_is_a_malformed_chunk_not_a_crash() -> None:
+    deep_usage = (b'data: {"choices":[],"usage":{"u":' + DEEP.encode() + b"}}\n\n")
+    world = World()
+    out = world.publish("r1", GOOD.replace(b"data: [DONE]", deep_usage + b"data: [DONE]"))
+    letter = record(out[0])
+    assert letter["reason"] == "malformed_chunk" and "usage" in letter["detail"]
+    assert letter["usage"] is None
