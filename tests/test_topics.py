@@ -29,6 +29,7 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]  # no st
 from pipeline.core import Assembler, Limits, Provenance, assemble
 from pipeline.settings import Settings
 from pipeline.stream import messages
+from pipeline.stream.encode import Origin
 from pipeline.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,
@@ -258,9 +259,9 @@ def test_every_capture_record_matches_its_schema(
         assert _errors(validators[Sink.DEADLETTER], record) != []
         return
     processor, _ = _processor()
-    output = processor._dead_letter_output(
-        record, record["session_id"], record["request_id"], partition=2, first_offset=40,
-        last_offset=41, raw=[(0, capture.body[:10]), (1, capture.body[10:])])
+    output = processor.encoder.dead_letter(
+        record, Origin(partition=2, first_offset=40, last_offset=41),
+        [(0, capture.body[:10]), (1, capture.body[10:])])
     letter = _check_output(output, contracts, validators)
     assert b"".join(base64.b64decode(r["value_b64"]) for r in letter["raw_chunks"]) == \
         capture.body
@@ -352,8 +353,8 @@ def _processor_only_dead_letters() -> Iterator[tuple[str, Output]]:
     first, _ = _processor()
     first.handle(_message("restart", 0, GOOD[:30], key="s-restart", offset=9))
     later = Clock()
-    after = Processor(first.settings, first.chunks, first.responses, first.quarantine,
-                      clock=later, wall=later)
+    after = Processor(first.settings, first.chunks.table, first.responses.table,
+                      first.quarantine.table, clock=later, wall=later)
     assert after.sweep() == []  # learns the restored response; it has not been idle yet
     later.now += 3600
     sweep = after.sweep()

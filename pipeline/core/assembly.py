@@ -18,6 +18,7 @@ from pipeline.core.errors import DeadLetter, InternalError, MalformedChunk, Over
 from pipeline.core.framing import Framer
 from pipeline.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from pipeline.core.limits import Limits
+from pipeline.core.records import REASONS
 from pipeline.core.wire import WireChunk, WireToolCall, diagnose, malformed, parse_chunk
 
 SNAPSHOT_VERSION = 1
@@ -321,6 +322,8 @@ class Assembler:
         asm.body_bytes = state["bytes"]
         if state["failure"] is not None:
             reason, detail = state["failure"]
+            if reason not in REASONS:
+                raise ValueError(f"unknown dead-letter reason {reason!r} in a snapshot")
             failure = DeadLetter(detail)
             failure.reason = reason
             asm.failure = failure

@@ -9,15 +9,24 @@ a ``length`` truncation is reported as truncated, never as a failure or a retry)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal
 
 import orjson
 
 from pipeline.core.assembly import Assembler, Call
 from pipeline.core.identity import REPAIR_NAMES, Repair
 from pipeline.core.limits import Limits
+from pipeline.core.records import (
+    AssembledRecord,
+    CallRecord,
+    DeadLetterCall,
+    DeadLetterDecision,
+    Decision,
+    Reason,
+)
 
-Record = dict[str, Any]
+#: What :func:`decide` returns: see :mod:`pipeline.core.records`.
+Record = Decision
 
 #: Finish reasons after which the calls of a choice may be executed.
 EXECUTABLE_FINISH = frozenset({"stop", "tool_calls"})
@@ -54,46 +63,57 @@ def _arguments_json(arguments: str) -> bool:
     return True
 
 
-def call_record(call: Call) -> Record:
+def call_record(call: Call) -> CallRecord:
     arguments = call.arguments
     return {"choice": call.choice, "index": call.index, "id": call.id, "name": call.name,
             "arguments": arguments, "arguments_json": _arguments_json(arguments)}
 
 
-def missing_identity(call: Call) -> list[str]:
-    return [f for f, v in (("id", call.id), ("name", call.name)) if not v]
+def missing_identity(call: Call) -> list[Literal["id", "name"]]:
+    missing: list[Literal["id", "name"]] = []
+    if not call.id:
+        missing.append("id")
+    if not call.name:
+        missing.append("name")
+    return missing
 
 
-def _base(asm: Assembler, provenance: Provenance, outcome: str) -> Record:
+def dead_letter(asm: Assembler, provenance: Provenance, reason: Reason,
+                detail: str) -> DeadLetterDecision:
+    """The decision that a whole response is a dead letter, with everything known of it."""
     first = asm.choices.get(0)
+    calls: list[DeadLetterCall] = [{**call_record(c), "missing": missing_identity(c)}
+                                   for c in asm.calls.values()]
     return {
-        "outcome": outcome,
+        "outcome": "dead_letter",
+        "reason": reason,
+        "detail": detail,
         "request_id": provenance.request_id,
         "session_id": provenance.session_id,
         "provider": provenance.provider,
         "model": provenance.model or asm.model,
         "response_id": asm.response_id,
         "finish_reason": None if first is None else first.finish_reason,
-        "finish_reasons": {str(i): c.finish_reason for i, c in sorted(asm.choices.items())},
+        "finish_reasons": _finish_reasons(asm),
         "usage": asm.usage,
-        "repairs": dict(zip(REPAIR_NAMES, asm.repairs, strict=True)),
+        "repairs": _repairs(asm),
         "chunks": asm.chunks,
         "bytes": asm.body_bytes,
+        "calls": calls,
     }
 
 
-def dead_letter(asm: Assembler, provenance: Provenance, reason: str, detail: str,
-                calls: list[Record] | None = None) -> Record:
-    record = _base(asm, provenance, "dead_letter")
-    record["reason"] = reason
-    record["detail"] = detail
-    record["calls"] = calls if calls is not None else [
-        {**call_record(c), "missing": missing_identity(c)} for c in asm.calls.values()]
-    return record
+def _finish_reasons(asm: Assembler) -> dict[str, str | None]:
+    return {str(i): c.finish_reason for i, c in sorted(asm.choices.items())}
+
+
+def _repairs(asm: Assembler) -> dict[str, int]:
+    return dict(zip(REPAIR_NAMES, asm.repairs, strict=True))
 
 
 def decide(asm: Assembler, options: Options | None = None,
-           provenance: Provenance | None = None, *, ended_with_done: bool | None = None) -> Record:
+           provenance: Provenance | None = None, *,
+           ended_with_done: bool | None = None) -> Decision:
     """Close the response and return its record (``outcome`` says which kind)."""
     options = options or Options()
     provenance = provenance or Provenance()
@@ -138,16 +158,28 @@ def decide(asm: Assembler, options: Options | None = None,
                            f"{conflicts} identity value(s) replaced by a different one "
                            "(strict mode)")
 
-    record = _base(asm, provenance, "assembled")
     first = asm.choices.get(0)
     content = "".join(first.content) if first and first.content else None
     reasoning = "".join(first.reasoning) if first and first.reasoning else None
+    finish_reason = None if first is None else first.finish_reason
     retryable = False
     if (not asm.calls and content is None and reasoning is None and error_code is None
-            and not truncated and record["finish_reason"] in (None, "stop")):
+            and not truncated and finish_reason in (None, "stop")):
         error_code = "EMPTY_RESPONSE"
         retryable = True
-    record.update({
+    record: AssembledRecord = {
+        "outcome": "assembled",
+        "request_id": provenance.request_id,
+        "session_id": provenance.session_id,
+        "provider": provenance.provider,
+        "model": provenance.model or asm.model,
+        "response_id": asm.response_id,
+        "finish_reason": finish_reason,
+        "finish_reasons": _finish_reasons(asm),
+        "usage": asm.usage,
+        "repairs": _repairs(asm),
+        "chunks": asm.chunks,
+        "bytes": asm.body_bytes,
         "truncated": truncated,
         "error_code": error_code,
         "retryable": retryable,
@@ -160,5 +192,5 @@ def decide(asm: Assembler, options: Options | None = None,
         "tool_calls": [call_record(c) for c in executable],
         "withheld_tool_calls": [call_record(c) for c in asm.calls.values()
                                 if c.choice in withheld_choices],
-    })
+    }
     return record

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from pipeline.core.records import Reason
+
 #: The detail of a dead letter quotes at most this many bytes of the offending input.
 DETAIL_BYTES: Final = 200
 
@@ -22,7 +24,7 @@ def excerpt(raw: bytes | str) -> str:
 class DeadLetter(Exception):
     """A response that must go to the dead-letter topic, with a machine-readable reason."""
 
-    reason: str = "dead_letter"
+    reason: Reason = "internal_error"
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)

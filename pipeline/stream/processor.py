@@ -1,34 +1,32 @@
 """Per-message logic of a worker: chunks of many interleaved responses in, records out.
 
-Everything durable lives in three mutable mappings that Faust backs with changelogged tables;
-everything else (the open assemblers) is a cache that can be rebuilt from them after a crash or
-a rebalance. What the processor writes per chunk is the chunk itself, once, under a short key:
-changelog bytes grow linearly with the input, never with the square of it.
+Everything durable lives in three mutable mappings that Faust backs with changelogged tables
+(their value types and codecs are in :mod:`pipeline.stream.state`); everything else (the open
+assemblers) is a cache that can be rebuilt from them after a crash or a rebalance. What the
+processor writes per chunk is the chunk itself, once, under a short key: changelog bytes grow
+linearly with the input, never with the square of it.
 
-Tables (all keys belong to the partition of the event that writes them):
-
-- ``chunks``: ``<request digest>.<seq hex>`` → ``0x01`` + the raw value. Deleted when decided.
-- ``responses``: request id → metadata while open; a small done-marker once decided, kept for
-  the dedupe window so that chunks replayed after a crash do not publish the response twice.
-- ``quarantine``: session id → why and since when; deleted by an operator's release.
+A decided response is *pending* until its record is published: only then does
+:meth:`Processor.settle` write its done marker and delete its chunks, so a record that fails
+to publish is decided again after a restart rather than lost.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 
 import orjson
 
-from pipeline.core import Assembler, Options, Provenance, Record, decide
+from pipeline.core import Assembler, Options, Provenance, decide
 from pipeline.core.decide import dead_letter
+from pipeline.core.records import DeadLetterDecision, Decision, message_fault
 from pipeline.settings import Settings
+from pipeline.stream.encode import Encoder, Origin, dumps
 from pipeline.stream.messages import (
     CONTROL_RELEASE,
     CONTROL_SWEEP,
@@ -37,9 +35,7 @@ from pipeline.stream.messages import (
     H_CONTROL,
     H_DECLARED_TOOLS,
     H_END,
-    H_IDEMPOTENCY_KEY,
     H_MODEL,
-    H_OUTCOME,
     H_PROVIDER,
     H_REQUEST_ID,
     MAX_CHUNK_SEQ,
@@ -48,23 +44,18 @@ from pipeline.stream.messages import (
     InputMessage,
     Output,
     Sink,
-    idempotency_key,
 )
-from pipeline.stream.records import dumps, fit_dead_letter, message_size
+from pipeline.stream.state import (
+    Chunks,
+    DoneMarker,
+    OpenResponse,
+    Quarantine,
+    QuarantineEntry,
+    Responses,
+    StoredChunk,
+)
 
 log = logging.getLogger("toolwire.processor")
-
-#: Prefix of every stored chunk value, so an empty body slice is never an empty (null-like) value.
-STORED = b"\x01"
-#: Prefix of a chunk that arrived after the response failed as oversize: only its size is kept
-#: (the record counts its bytes, as ``toolwire assemble`` does), never its possibly huge body.
-SKIPPED = b"\x02"
-
-
-def chunk_key(request_id: str, seq: int) -> str:
-    """A short, fixed-size key: the request id is hashed once, not repeated in every key."""
-    digest = hashlib.blake2b(request_id.encode(), digest_size=9).digest()
-    return f"{base64.urlsafe_b64encode(digest).decode()}.{seq:x}"
 
 
 @dataclass
@@ -82,6 +73,15 @@ class Live:
     next_seq: int = 0
     last_offset: int | None = None
 
+    @property
+    def origin(self) -> Origin:
+        return Origin(self.partition, self.first_offset, self.last_offset)
+
+    @property
+    def provenance(self) -> Provenance:
+        return Provenance(request_id=self.request_id, session_id=self.session_id,
+                          provider=self.provider, model=self.model)
+
 
 class Processor:
     """Applies input messages in partition order; returns what to publish."""
@@ -91,11 +91,12 @@ class Processor:
                  clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time) -> None:
         self.settings = settings
-        self.chunks = chunks
-        self.responses = responses
-        self.quarantine = quarantine
+        self.chunks = Chunks(chunks)
+        self.responses = Responses(responses)
+        self.quarantine = Quarantine(quarantine)
         self.clock = clock
         self.wall = wall
+        self.encoder = Encoder(settings, wall)
         self.live: dict[str, Live] = {}
         #: Monotonic time of the last message of each open response (restored ones: when first
         #: noticed after the restart, so they too are swept one TTL later).
@@ -116,7 +117,7 @@ class Processor:
         control = msg.header(H_CONTROL)
         if control is not None:
             return self._control(msg, control)
-        fault, request_id, session_id, seq = self._read_envelope(msg)
+        fault, request_id, session_id, seq = _read_envelope(msg)
         if fault is not None:
             return self._malformed_message(msg, session_id, request_id, fault)
         assert request_id is not None and session_id is not None and seq is not None
@@ -130,53 +131,18 @@ class Processor:
             self.stats["internal_errors"] += 1
             return self._fail_internal(msg, request_id, session_id, seq, exc)
 
-    def _read_envelope(self, msg: InputMessage
-                       ) -> tuple[str | None, str | None, str | None, int | None]:
-        """(fault, request id, session id, seq) of a chunk message; fault ``None`` when sound.
-
-        The headers and key are checked strictly, since they become keys, record fields and
-        headers downstream: UTF-8, bounded length, and a ``chunk-seq`` of ASCII digits within
-        ``0..MAX_CHUNK_SEQ`` (``str.isdigit`` would let ``²`` through, and a 5,000-digit value
-        would fail ``int``).
-        """
-        faults: list[str] = []
-        request_id = _text(msg.headers.get(H_REQUEST_ID), H_REQUEST_ID, faults)
-        key = _text(msg.key, "key", faults)
-        session_id = key or request_id
-        raw_seq = msg.headers.get(H_CHUNK_SEQ)
-        seq: int | None = None
-        if raw_seq is None:
-            faults.append(f"missing header {H_CHUNK_SEQ}")
-        elif _SEQ.fullmatch(raw_seq) is None or int(raw_seq) > MAX_CHUNK_SEQ:
-            faults.append(f"header {H_CHUNK_SEQ}={_quote(raw_seq)} is not a whole number "
-                          f"from 0 to {MAX_CHUNK_SEQ} in ASCII digits")
-        else:
-            seq = int(raw_seq)
-        if not request_id and msg.headers.get(H_REQUEST_ID) is None:
-            faults.insert(0, f"missing header {H_REQUEST_ID}")
-        elif not request_id and not any(H_REQUEST_ID in f for f in faults):
-            faults.insert(0, f"empty header {H_REQUEST_ID}")
-        for name, bound in ((H_PROVIDER, MAX_ID_BYTES), (H_MODEL, MAX_ID_BYTES),
-                            (H_DECLARED_TOOLS, MAX_TOOLS_BYTES)):
-            value = msg.headers.get(name)
-            if value is not None and len(value) > bound:
-                faults.append(f"header {name} is {len(value)} bytes (at most {bound})")
-        if faults:
-            return "; ".join(faults), request_id or None, session_id or None, seq
-        return None, request_id, session_id, seq
-
     def _chunk(self, msg: InputMessage, request_id: str, session_id: str,
                seq: int) -> list[Output]:
-        marker = self.responses.get(request_id)
-        if request_id in self.pending or (marker is not None and marker.startswith(b'{"done"')):
+        state = self.responses.get(request_id)
+        if request_id in self.pending or isinstance(state, DoneMarker):
             kind = "end_after_decision" if msg.header(H_END) else "late_after_decision"
             self.stats[kind] += 1
             log.debug("request %s: chunk %d after the decision (%s)", request_id, seq, kind)
             return []
         live = self.live.get(request_id)
         if live is None:
-            if marker is not None:
-                live = self._rebuild(request_id, marker)
+            if state is not None:
+                live = self._rebuild(request_id, state)
             else:
                 live = self._open(request_id, session_id, msg)
         if seq < live.next_seq:
@@ -191,7 +157,7 @@ class Processor:
         live.last_offset = msg.offset
         if seq > live.next_seq:
             return self._finish(live, dead_letter(
-                live.assembler, self._provenance(live), "sequence_gap",
+                live.assembler, live.provenance, "sequence_gap",
                 f"expected chunk {live.next_seq}, got chunk {seq}: chunks were lost"),
                 extra_raw=[(seq, msg.value)])
         asm = live.assembler
@@ -200,9 +166,9 @@ class Processor:
                                <= self.settings.limits.max_response_bytes):
             # After any failure but size, the rest of the body is still kept for the dead
             # letter's raw chunks (a replay after a fix needs the whole body).
-            self.chunks[chunk_key(request_id, seq)] = STORED + msg.value
+            self.chunks.put(request_id, seq, StoredChunk.of(msg.value))
         else:
-            self.chunks[chunk_key(request_id, seq)] = SKIPPED + str(len(msg.value)).encode()
+            self.chunks.put(request_id, seq, StoredChunk.skipped(len(msg.value)))
         live.next_seq += 1
         self.stats["chunks_applied"] += 1
         asm.feed(msg.value)
@@ -218,34 +184,14 @@ class Processor:
         end = msg.header(H_END)
         if end not in END_MARKERS:
             return self._finish(live, dead_letter(
-                asm, self._provenance(live), "malformed_message",
+                asm, live.provenance, "malformed_message",
                 f"unknown {H_END} marker {_quote(msg.headers[H_END])} "
                 "(expected eof, error or cancelled)"))
         if end != "eof" and asm.failure is None and not asm.end():
             return self._finish(live, dead_letter(
-                asm, self._provenance(live), "stream_closed",
+                asm, live.provenance, "stream_closed",
                 f"the gateway ended the body with {end!r} before data: [DONE]"))
         return self._finish(live, self._decide(live))
-
-    def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
-                       exc: Exception) -> list[Output]:
-        """The dead letter of a response whose handling raised, covering all its chunks."""
-        detail = (f"{type(exc).__name__} while handling chunk {seq} "
-                  "(a Toolwire fault or input no rule names; see the worker log)")
-        live = self.live.get(request_id)
-        if live is not None:
-            stored = self.chunks.get(chunk_key(request_id, seq))
-            extra = [] if stored is not None and stored.startswith(STORED) else [(seq, msg.value)]
-            return self._finish(live, dead_letter(live.assembler, self._provenance(live),
-                                                  "internal_error", detail), extra_raw=extra)
-        # It failed before the response was open in memory: fail it from this message alone,
-        # and mark it decided so that its later chunks are not assembled without this one.
-        live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
-                    provider=None, model=None, tools=None, first_offset=msg.offset,
-                    assembler=Assembler(self.settings.limits), last_offset=msg.offset)
-        return self._finish(live, dead_letter(live.assembler, self._provenance(live),
-                                              "internal_error", detail),
-                            extra_raw=[(seq, msg.value)])
 
     def _open(self, request_id: str, session_id: str, msg: InputMessage) -> Live:
         tools_text = msg.header(H_DECLARED_TOOLS)
@@ -254,28 +200,25 @@ class Processor:
         live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
                     provider=msg.header(H_PROVIDER), model=msg.header(H_MODEL), tools=tools,
                     first_offset=msg.offset, assembler=Assembler(self.settings.limits))
-        self.responses[request_id] = orjson.dumps({
-            "session": session_id, "partition": msg.partition, "provider": live.provider,
-            "model": live.model, "tools": None if tools is None else sorted(tools),
-            "first_offset": msg.offset, "opened": self.wall()})
+        self.responses.put(request_id, OpenResponse(
+            session=session_id, partition=msg.partition, provider=live.provider,
+            model=live.model, tools=None if tools is None else tuple(sorted(tools)),
+            first_offset=msg.offset, opened=self.wall()))
         self.live[request_id] = live
         self.stats["responses_opened"] += 1
         return live
 
-    def _rebuild(self, request_id: str, marker: bytes) -> Live:
+    def _rebuild(self, request_id: str, state: OpenResponse) -> Live:
         """Continue a response after a crash or rebalance: replay its stored chunks."""
-        meta = orjson.loads(marker)
-        tools = meta.get("tools")
-        live = Live(request_id=request_id, session_id=meta["session"],
-                    partition=meta["partition"], provider=meta.get("provider"),
-                    model=meta.get("model"), tools=None if tools is None else frozenset(tools),
-                    first_offset=meta["first_offset"],
-                    assembler=Assembler(self.settings.limits))
-        while (stored := self.chunks.get(chunk_key(request_id, live.next_seq))) is not None:
-            if stored.startswith(SKIPPED):
-                live.assembler.skip(int(stored[len(SKIPPED):]))
+        live = Live(request_id=request_id, session_id=state.session, partition=state.partition,
+                    provider=state.provider, model=state.model,
+                    tools=None if state.tools is None else frozenset(state.tools),
+                    first_offset=state.first_offset, assembler=Assembler(self.settings.limits))
+        while (stored := self.chunks.get(request_id, live.next_seq)) is not None:
+            if stored.body is None:
+                live.assembler.skip(stored.size)
             else:
-                live.assembler.feed(stored[len(STORED):])
+                live.assembler.feed(stored.body)
             live.next_seq += 1
         self.live[request_id] = live
         self.last_seen.setdefault(request_id, self.clock())
@@ -283,19 +226,35 @@ class Processor:
         log.info("request %s: rebuilt from %d stored chunks", request_id, live.next_seq)
         return live
 
+    def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
+                       exc: Exception) -> list[Output]:
+        """The dead letter of a response whose handling raised, covering all its chunks."""
+        detail = (f"{type(exc).__name__} while handling chunk {seq} "
+                  "(a Toolwire fault or input no rule names; see the worker log)")
+        live = self.live.get(request_id)
+        if live is not None:
+            stored = self.chunks.get(request_id, seq)
+            extra = [] if stored is not None and stored.body is not None else [(seq, msg.value)]
+            return self._finish(live, dead_letter(live.assembler, live.provenance,
+                                                  "internal_error", detail), extra_raw=extra)
+        # It failed before the response was open in memory: fail it from this message alone,
+        # and mark it decided so that its later chunks are not assembled without this one.
+        live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
+                    provider=None, model=None, tools=None, first_offset=msg.offset,
+                    assembler=Assembler(self.settings.limits), last_offset=msg.offset)
+        return self._finish(live, dead_letter(live.assembler, live.provenance,
+                                              "internal_error", detail),
+                            extra_raw=[(seq, msg.value)])
+
     # -- decision and publication ------------------------------------------------------------
 
-    def _provenance(self, live: Live) -> Provenance:
-        return Provenance(request_id=live.request_id, session_id=live.session_id,
-                          provider=live.provider, model=live.model)
-
-    def _decide(self, live: Live) -> Record:
+    def _decide(self, live: Live) -> Decision:
         options = Options(declared_tools=live.tools, strict=self.settings.strict,
                           limits=self.settings.limits)
-        return decide(live.assembler, options, self._provenance(live))
+        return decide(live.assembler, options, live.provenance)
 
-    def _finish(self, live: Live, record: Record,
-                extra_raw: Iterable[tuple[int, bytes]] = ()) -> list[Output]:
+    def _finish(self, live: Live, record: Decision,
+                extra_raw: list[tuple[int, bytes]] | None = None) -> list[Output]:
         """The record (or its dead letter) to publish; the state is dropped by :meth:`settle`.
 
         The done marker is written only once the record is published: a record that fails
@@ -303,26 +262,37 @@ class Processor:
         instead of finding it "done" and publishing nothing.
         """
         session = live.session_id
-        if record["outcome"] == "assembled" and session in self.quarantine:
-            held = record
-            record = dead_letter(live.assembler, self._provenance(live), "session_quarantined",
-                                 "an earlier response of this session was dead-lettered; "
-                                 f"release it with: toolwire dlq release {session}")
-            record["held_record"] = held
-        output = self._assembled(live, record) if record["outcome"] == "assembled" else None
-        if output is None:
-            if record["outcome"] == "assembled":
-                record = self._oversize(live, record)
-            output = self._dead_letter(live, record, extra_raw)
-            if session not in self.quarantine:
-                self.quarantine[session] = orjson.dumps({
-                    "reason": record["reason"], "request_id": live.request_id,
-                    "since": self.wall()})
-                self.stats["sessions_quarantined"] += 1
+        output: Output | None = None
+        if record["outcome"] == "assembled":
+            if session in self.quarantine:
+                held = record
+                record = dead_letter(live.assembler, live.provenance, "session_quarantined",
+                                     "an earlier response of this session was dead-lettered; "
+                                     f"release it with: toolwire dlq release {session}")
+                record["held_record"] = held
+            else:
+                output = self.encoder.assembled(record, session, live.request_id)
+                if output is None:
+                    record = self._oversize(live, record)
+        if record["outcome"] == "dead_letter":
+            stored = ((seq, self.chunks.get(live.request_id, seq))
+                      for seq in range(live.next_seq))
+            raw = [(seq, chunk.body) for seq, chunk in stored
+                   if chunk is not None and chunk.body is not None]
+            output = self.encoder.dead_letter(record, live.origin, [*raw, *(extra_raw or [])],
+                                              settles=live.request_id)
+            self._quarantine(session, record)
+        assert output is not None
         self.live.pop(live.request_id, None)
         self.last_seen.pop(live.request_id, None)
         self.pending[live.request_id] = (live, record["outcome"])
         return [output]
+
+    def _quarantine(self, session: str | None, record: DeadLetterDecision) -> None:
+        if session and session not in self.quarantine:
+            self.quarantine.put(session, QuarantineEntry(
+                reason=record["reason"], request_id=record["request_id"], since=self.wall()))
+            self.stats["sessions_quarantined"] += 1
 
     def settle(self, output: Output) -> None:
         """``output`` is published: forget the response it decided, keep its done marker.
@@ -333,105 +303,42 @@ class Processor:
             return
         live, outcome = self.pending.pop(output.settles)
         for seq in range(live.next_seq):
-            self.chunks.pop(chunk_key(live.request_id, seq), None)
+            self.chunks.drop(live.request_id, seq)
         done = self.wall()
-        self.responses[live.request_id] = orjson.dumps({"done": done, "partition": live.partition,
-                                                        "outcome": outcome})
+        self.responses.put(live.request_id, DoneMarker(done=done, partition=live.partition,
+                                                       outcome=outcome))
         self.done_at[live.request_id] = (done, live.partition)
         self.stats["records_" + outcome] += 1
 
     def unsettled(self) -> None:
         """Publication failed: forget what was decided; the tables still hold it as open."""
-        for request_id in list(self.pending):
-            self.pending.pop(request_id)
+        self.pending.clear()
 
-    def _oversize(self, live: Live, record: Record) -> Record:
+    def _oversize(self, live: Live, record: Decision) -> DeadLetterDecision:
         size = len(dumps(record) or b"")
         detail = (f"the assembled record is {size} bytes, over TOOLWIRE_MAX_RECORD_BYTES="
                   f"{self.settings.max_record_bytes}" if size else
                   "the assembled record cannot be written as JSON")
         self.stats["records_too_large"] += 1
-        return dead_letter(live.assembler, self._provenance(live), "oversize", detail)
-
-    def _headers(self, request_id: str, outcome: str) -> dict[str, bytes]:
-        return {H_REQUEST_ID: request_id.encode(),
-                H_IDEMPOTENCY_KEY: idempotency_key(request_id).encode(),
-                H_OUTCOME: outcome.encode()}
-
-    def _assembled(self, live: Live, record: Record) -> Output | None:
-        """The assembled record's message, or ``None`` when it cannot be published."""
-        value = dumps(record)
-        if value is None:
-            return None
-        key = live.session_id.encode()
-        headers = self._headers(live.request_id, "assembled")
-        if message_size(value, key, headers) > self.settings.max_record_bytes:
-            return None
-        return Output(Sink.ASSEMBLED, key, value, headers, settles=live.request_id)
-
-    def _dead_letter(self, live: Live, record: Record,
-                     extra_raw: Iterable[tuple[int, bytes]] = ()) -> Output:
-        stored = ((seq, self.chunks.get(chunk_key(live.request_id, seq)))
-                  for seq in range(live.next_seq))
-        raw = [(seq, value[len(STORED):]) for seq, value in stored
-               if value is not None and value.startswith(STORED)]
-        output = self._dead_letter_output(
-            record, live.session_id, live.request_id, live.partition,
-            live.first_offset, live.last_offset, [*raw, *extra_raw])
-        return Output(output.sink, output.key, output.value, output.headers,
-                      settles=live.request_id)
-
-    def _dead_letter_output(self, record: Record, session: str | None, request_id: str | None,
-                            partition: int, first_offset: int, last_offset: int | None,
-                            raw: list[tuple[int, bytes]]) -> Output:
-        """The one place a dead letter's message is built: provenance, headers, fit."""
-        now = self.wall()
-        provenance = {"source_topic": self.settings.topic_chunks, "partition": partition,
-                      "first_offset": first_offset, "last_offset": last_offset,
-                      "worker": self.settings.worker_name, "time": now}
-        headers = self._headers(request_id or "", "dead_letter") if request_id else {
-            H_OUTCOME: b"dead_letter"}
-        headers.update({
-            "toolwire.errors.reason": str(record["reason"]).encode(),
-            "toolwire.errors.topic": self.settings.topic_chunks.encode(),
-            "toolwire.errors.partition": str(partition).encode(),
-            "toolwire.errors.offset.first": str(first_offset).encode(),
-            "toolwire.errors.offset.last": str("" if last_offset is None else last_offset).encode(),
-            "toolwire.errors.worker": self.settings.worker_name.encode(),
-            "toolwire.errors.time": f"{now:.3f}".encode(),
-        })
-        key = None if session is None else session.encode()
-        room = self.settings.max_record_bytes - message_size(b"", key, headers)
-        value = fit_dead_letter({**record, "provenance": provenance}, raw, room,
-                                self.settings.deadletter_raw_bytes)
-        if b'"reason":"' + str(record["reason"]).encode() not in value:
-            # Fitting changed the reason (a held record too large to carry): say so in headers.
-            reason = orjson.loads(value)["reason"]
-            headers["toolwire.errors.reason"] = str(reason).encode()
-        return Output(Sink.DEADLETTER, key, value, headers)
+        return dead_letter(live.assembler, live.provenance, "oversize", detail)
 
     def _malformed_message(self, msg: InputMessage, session: str | None,
                            request_id: str | None, detail: str) -> list[Output]:
         """A message that breaks the input contract cannot join a response: dead-letter it."""
-        record: Record = {"outcome": "dead_letter", "reason": "malformed_message",
-                          "detail": detail, "request_id": request_id, "session_id": session,
-                          "calls": []}
+        record = message_fault("malformed_message", detail, request_id, session)
         self.stats["malformed_messages"] += 1
-        if session and session not in self.quarantine:
-            self.quarantine[session] = orjson.dumps({
-                "reason": "malformed_message", "request_id": request_id, "since": self.wall()})
-            self.stats["sessions_quarantined"] += 1
-        return [self._dead_letter_output(record, session, request_id, msg.partition, msg.offset,
-                                         msg.offset, [(-1, msg.value)])]
+        self._quarantine(session, record)
+        return [self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
+                                         [(-1, msg.value)])]
 
     def message_failed(self, msg: InputMessage, exc: BaseException) -> Output:
-        """The last resort of the agent when :meth:`handle` itself raised: a dead letter of
-        this one message (schema-valid, bounded), built without touching the tables."""
-        record: Record = {"outcome": "dead_letter", "reason": "internal_error",
-                          "detail": f"{type(exc).__name__} in the processor (see the worker log)",
-                          "request_id": None, "session_id": None, "calls": []}
-        return self._dead_letter_output(record, None, None, msg.partition, msg.offset,
-                                        msg.offset, [(-1, msg.value)])
+        """The agent's last resort when :meth:`handle` itself raised: a dead letter of this
+        one message (schema-valid, bounded), built without touching the tables."""
+        record = message_fault("internal_error",
+                               f"{type(exc).__name__} in the processor (see the worker log)",
+                               None, None)
+        return self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
+                                        [(-1, msg.value)])
 
     # -- control: release and sweep ----------------------------------------------------------
 
@@ -451,7 +358,7 @@ class Processor:
             if requests is None:
                 self.stats["control_malformed"] += 1
                 log.warning("ignored a sweep message with an unreadable value at %s[%d]@%d "
-                            "(expected {\"requests\": [request ids]})", msg.topic,
+                            '(expected {"requests": [request ids]})', msg.topic,
                             msg.partition, msg.offset)
                 return []
             outputs: list[Output] = []
@@ -465,21 +372,21 @@ class Processor:
                     self.stats["internal_errors"] += 1
                     outputs.extend(self._sweep_failed(request_id, exc))
             return outputs
+        self.stats["control_malformed"] += 1
         log.warning("ignored unknown control message %r at offset %d", control, msg.offset)
         return []
 
     def _sweep_one(self, request_id: str) -> list[Output]:
-        marker = self.responses.get(request_id)
-        if marker is None or request_id in self.pending:
+        state = self.responses.get(request_id)
+        if state is None or request_id in self.pending:
             return []
-        if marker.startswith(b'{"done"'):
-            done = orjson.loads(marker)["done"]
-            if self.wall() - done >= self.settings.dedupe_window_seconds:
+        if isinstance(state, DoneMarker):
+            if self.wall() - state.done >= self.settings.dedupe_window_seconds:
                 del self.responses[request_id]
                 self.done_at.pop(request_id, None)
                 self.stats["dedupe_markers_expired"] += 1
             return []
-        live = self.live.get(request_id) or self._rebuild(request_id, marker)
+        live = self.live.get(request_id) or self._rebuild(request_id, state)
         idle = self.clock() - self.last_seen.get(request_id, self.clock())
         if idle < self.settings.stream_ttl_seconds:
             return []  # a chunk arrived after the sweeper looked
@@ -488,7 +395,7 @@ class Processor:
             return self._finish(live, self._decide(live))
         self.stats["streams_abandoned"] += 1
         return self._finish(live, dead_letter(
-            live.assembler, self._provenance(live), "stream_abandoned",
+            live.assembler, live.provenance, "stream_abandoned",
             f"no chunk for {idle:.0f} s (TTL {self.settings.stream_ttl_seconds:g} s)"))
 
     def _sweep_failed(self, request_id: str, exc: Exception) -> list[Output]:
@@ -497,7 +404,7 @@ class Processor:
         try:
             if live is not None:
                 return self._finish(live, dead_letter(
-                    live.assembler, self._provenance(live), "internal_error",
+                    live.assembler, live.provenance, "internal_error",
                     f"{type(exc).__name__} while sweeping (see the worker log)"))
         except Exception:
             log.error("request %s: its dead letter failed too", request_id, exc_info=True)
@@ -530,18 +437,17 @@ class Processor:
                 for p, ids in sorted(due.items()) if assigned is None or p in assigned]
 
     def _partition_of(self, request_id: str) -> int | None:
-        marker = self.responses.get(request_id)
-        return None if marker is None else int(orjson.loads(marker)["partition"])
+        state = self.responses.get(request_id)
+        return None if state is None else state.partition
 
     def _scan_tables(self) -> None:
         """Learn the open responses and dedupe markers restored from the changelogs."""
         self.rescan = False
         now = self.clock()
         found = []
-        for request_id, marker in list(self.responses.items()):
-            meta = orjson.loads(marker)
-            if "done" in meta:
-                found.append((meta["done"], request_id, meta["partition"]))
+        for request_id, state in self.responses.items():
+            if isinstance(state, DoneMarker):
+                found.append((state.done, request_id, state.partition))
             elif request_id not in self.last_seen:
                 self.last_seen[request_id] = now
         for done, request_id, partition in sorted(found):
@@ -561,6 +467,42 @@ class Processor:
 
 
 _SEQ = re.compile(rb"[0-9]{1,10}")
+
+
+def _read_envelope(msg: InputMessage) -> tuple[str | None, str | None, str | None, int | None]:
+    """(fault, request id, session id, seq) of a chunk message; fault ``None`` when sound.
+
+    The headers and key are checked strictly, since they become keys, record fields and
+    headers downstream: UTF-8, bounded length, and a ``chunk-seq`` of ASCII digits within
+    ``0..MAX_CHUNK_SEQ`` (``str.isdigit`` would let ``²`` through, and a 5,000-digit value
+    would fail ``int``).
+    """
+    faults: list[str] = []
+    raw_request = msg.headers.get(H_REQUEST_ID)
+    request_id = _text(raw_request, H_REQUEST_ID, faults)
+    key = _text(msg.key, "key", faults)
+    session_id = key or request_id
+    if raw_request is None:
+        faults.insert(0, f"missing header {H_REQUEST_ID}")
+    elif raw_request == b"":
+        faults.insert(0, f"empty header {H_REQUEST_ID}")
+    raw_seq = msg.headers.get(H_CHUNK_SEQ)
+    seq: int | None = None
+    if raw_seq is None:
+        faults.append(f"missing header {H_CHUNK_SEQ}")
+    elif _SEQ.fullmatch(raw_seq) is None or int(raw_seq) > MAX_CHUNK_SEQ:
+        faults.append(f"header {H_CHUNK_SEQ}={_quote(raw_seq)} is not a whole number "
+                      f"from 0 to {MAX_CHUNK_SEQ} in ASCII digits")
+    else:
+        seq = int(raw_seq)
+    for name, bound in ((H_PROVIDER, MAX_ID_BYTES), (H_MODEL, MAX_ID_BYTES),
+                        (H_DECLARED_TOOLS, MAX_TOOLS_BYTES)):
+        value = msg.headers.get(name)
+        if value is not None and len(value) > bound:
+            faults.append(f"header {name} is {len(value)} bytes (at most {bound})")
+    if faults:
+        return "; ".join(faults), request_id or None, session_id or None, seq
+    return None, request_id, session_id, seq
 
 
 def _quote(raw: bytes, limit: int = 40) -> str:

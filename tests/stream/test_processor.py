@@ -22,6 +22,7 @@ from pipeline.stream.messages import (
     idempotency_key,
 )
 from pipeline.stream.processor import Processor
+from pipeline.stream.state import DoneMarker, decode_response
 from tests.core.corpus import CAPTURES
 from tests.core.sse import body, call, chunk
 
@@ -144,7 +145,8 @@ def test_state_is_deleted_after_completion_and_dedupe_markers_expire() -> None:
     world = World()
     world.publish("r1", GOOD)
     assert world.chunks == {}
-    assert list(world.responses) == ["r1"] and b'"done"' in world.responses["r1"]
+    assert list(world.responses) == ["r1"]
+    assert isinstance(decode_response(world.responses["r1"]), DoneMarker)
     assert world.processor.live == {}
     world.clock.now += 601
     assert world.sweep() == []

@@ -1,0 +1,92 @@
+"""Table values: every type round-trips through its codec, older formats are still read, and a
+newer format is refused with a message instead of being misread."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from pipeline.stream.state import (
+    VERSION,
+    DoneMarker,
+    OpenResponse,
+    QuarantineEntry,
+    StateError,
+    StoredChunk,
+    decode_chunk,
+    decode_quarantine,
+    decode_response,
+    encode_chunk,
+    encode_quarantine,
+    encode_response,
+)
+from tests.stream.test_processor import GOOD, World
+
+OPEN = OpenResponse(session="s1", partition=3, provider="deepseek", model=None,
+                    tools=("a", "b"), first_offset=17, opened=1700000000.5)
+DONE = DoneMarker(done=1700000001.25, partition=3, outcome="dead_letter")
+
+
+@pytest.mark.parametrize("state", [OPEN, DONE, OpenResponse("s", 0, None, None, None, 0, 0.0)])
+def test_response_states_round_trip(state: OpenResponse | DoneMarker) -> None:
+    assert decode_response(encode_response(state)) == state
+
+
+@pytest.mark.parametrize("chunk", [StoredChunk.of(b""), StoredChunk.of(b"\x00\x02data"),
+                                   StoredChunk.skipped(0), StoredChunk.skipped(123456)])
+def test_stored_chunks_round_trip(chunk: StoredChunk) -> None:
+    assert decode_chunk(encode_chunk(chunk)) == chunk
+
+
+def test_quarantine_entries_round_trip() -> None:
+    entry = QuarantineEntry(reason="sequence_gap", request_id=None, since=5.5)
+    assert decode_quarantine(encode_quarantine(entry)) == entry
+
+
+def test_the_kind_does_not_depend_on_key_order() -> None:
+    reordered = orjson.dumps({"outcome": "assembled", "partition": 1, "k": "done",
+                              "done": 2.0, "v": VERSION})
+    assert decode_response(reordered) == DoneMarker(2.0, 1, "assembled")
+
+
+def test_values_of_the_unversioned_release_are_read() -> None:
+    """What the release before versioned formats wrote (still in changelogs) reads the same."""
+    assert decode_response(orjson.dumps({
+        "session": "s1", "partition": 3, "provider": "deepseek", "model": None,
+        "tools": ["a", "b"], "first_offset": 17, "opened": 1700000000.5})) == OPEN
+    assert decode_response(orjson.dumps({"done": 1700000001.25, "partition": 3,
+                                         "outcome": "dead_letter"})) == DONE
+    assert decode_quarantine(orjson.dumps({"reason": "oversize", "request_id": "r",
+                                           "since": 1.0})).reason == "oversize"
+    assert decode_chunk(b"\x01body") == StoredChunk.of(b"body")
+    assert decode_chunk(b"\x0242") == StoredChunk.skipped(42)
+
+
+@pytest.mark.parametrize("raw", [
+    orjson.dumps({"v": VERSION + 1, "k": "done", "done": 1.0, "partition": 0, "outcome": "x"}),
+    orjson.dumps({"v": VERSION, "k": "mystery"}),
+    b"not json", b"[]",
+])
+def test_unreadable_response_values_raise_a_state_error(raw: bytes) -> None:
+    with pytest.raises(StateError):
+        decode_response(raw)
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x07abc", b"\x02notanumber"])
+def test_unreadable_chunks_raise_a_state_error(raw: bytes) -> None:
+    with pytest.raises(StateError):
+        decode_chunk(raw)
+
+
+def test_what_this_release_writes_is_read_back_after_a_restart() -> None:
+    world = World()
+    half = len(GOOD) // 2
+    world.publish("r1", GOOD[:half], end=None, slice_size=half)
+    assert isinstance(decode_response(world.responses["r1"]), OpenResponse)
+    stored = [decode_chunk(v) for v in world.chunks.values()]
+    assert [c.body for c in stored] == [GOOD[:half]]
+    world.restart()  # only the tables' bytes survive
+    out = world.publish("r1", GOOD[half:], start=1, slice_size=len(GOOD))
+    assert len(out) == 1 and world.processor.stats["responses_rebuilt"] == 1
+    assert isinstance(decode_response(world.responses["r1"]), DoneMarker)
+    assert world.chunks == {}
