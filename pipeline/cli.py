@@ -115,30 +115,26 @@ def _add_worker(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     p.add_argument("--loglevel", "-l", default="info",
                    choices=["debug", "info", "warning", "error"], help="log level (info)")
-    p.add_argument("faust_args", nargs=argparse.REMAINDER,
-                   help="further options passed to 'faust worker' (after --)")
     p.set_defaults(handler=_run_worker)
 
 
 def _run_worker(args: argparse.Namespace) -> int:
-    import os
+    import dataclasses
 
+    from pipeline.app import create_app
     from pipeline.broker.local import BrokerError
     from pipeline.connect import resolve_bootstrap
+    from pipeline.settings import Settings
 
     try:
+        settings = Settings.from_env()
         bootstrap, _ = resolve_bootstrap()
-    except BrokerError as exc:
+    except (BrokerError, ValueError) as exc:
         print(f"toolwire worker: {exc}", file=sys.stderr)
         return 1
-    os.environ["KAFKA_BOOTSTRAP_SERVERS"] = bootstrap
-    from pipeline.app import app
-
-    extra = [a for a in args.faust_args if a != "--"]
+    worker = create_app(dataclasses.replace(settings, bootstrap=bootstrap))
     level = {"warning": "warn"}.get(args.loglevel, args.loglevel)  # Faust's own spelling
-    sys.argv = ["toolwire", "worker", "--loglevel", level, "--without-web", *extra]
-    app.main()
-    return 0
+    return worker.run(loglevel=level)
 
 
 def _add_consume(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

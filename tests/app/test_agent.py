@@ -7,8 +7,6 @@ These complement the broker tests in this folder, which run the same agent in a 
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 from unittest.mock import patch
@@ -16,9 +14,8 @@ from unittest.mock import patch
 import orjson
 import pytest
 
-os.environ.setdefault("TOOLWIRE_STATE_DIR", tempfile.mkdtemp(prefix="toolwire-agent-test-"))
-
-import pipeline.app as glue
+from pipeline.app import Toolwire, create_app
+from pipeline.settings import Settings
 from pipeline.stream.messages import Output, Sink
 from tests.core.sse import body, call, chunk
 
@@ -26,8 +23,14 @@ GOOD = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
             chunk(call(0, "", "", '"Paris"}'), finish="tool_calls"))
 
 
+@pytest.fixture(scope="module")
+def glue(tmp_path_factory: pytest.TempPathFactory) -> Toolwire:
+    return create_app(Settings(state_dir=tmp_path_factory.mktemp("agent"),
+                               app_id="agent-test", bootstrap="127.0.0.1:9"))
+
+
 @pytest.fixture
-def sent() -> Iterator[list[Output]]:
+def sent(glue: Toolwire) -> Iterator[list[Output]]:
     glue.app.finalize()
     glue.app.flow_control.resume()
     outputs: list[Output] = []
@@ -48,25 +51,25 @@ def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(scenario())
 
 
-def test_agent_assembles_raw_messages(sent: list[Output]) -> None:
-    run(_assembles)
+def test_agent_assembles_raw_messages(glue: Toolwire, sent: list[Output]) -> None:
+    run(lambda: _assembles(glue))
     assert [o.sink for o in sent] == [Sink.ASSEMBLED]
     record = orjson.loads(sent[0].value)
     assert record["tool_calls"][0]["arguments"] == '{"city":"Paris"}'
     assert "__faust" not in record
 
 
-async def _assembles() -> None:
-    async with glue.assemble_responses.test_context() as agent:
+async def _assembles(glue: Toolwire) -> None:
+    async with glue.agent.test_context() as agent:
         await agent.put(GOOD[:100], key=b"s1", headers=headers("r1", 0))
         await agent.put(GOOD[100:], key=b"s1", headers=headers("r1", 1))
         await agent.put(b"", key=b"s1", headers=headers("r1", 2, **{"end-of-stream": b"eof"}))
 
 
 def test_undecodable_bytes_become_a_dead_letter_not_a_lost_message(
-        sent: list[Output]) -> None:
+        glue: Toolwire, sent: list[Output]) -> None:
     async def scenario() -> None:
-        async with glue.assemble_responses.test_context() as agent:
+        async with glue.agent.test_context() as agent:
             await agent.put(b"data: \xff\xfe{\n\n", key=b"s2", headers=headers("r2", 0))
             await agent.put(b"", key=b"s2", headers=headers("r2", 1,
                                                             **{"end-of-stream": b"eof"}))
@@ -76,7 +79,7 @@ def test_undecodable_bytes_become_a_dead_letter_not_a_lost_message(
 
 
 def test_a_bug_in_the_processor_is_dead_lettered_and_the_agent_goes_on(
-        sent: list[Output]) -> None:
+        glue: Toolwire, sent: list[Output]) -> None:
     real = glue.processor.handle
     calls = {"n": 0}
 
@@ -87,7 +90,7 @@ def test_a_bug_in_the_processor_is_dead_lettered_and_the_agent_goes_on(
         return real(msg)
 
     async def scenario() -> None:
-        async with glue.assemble_responses.test_context() as agent:
+        async with glue.agent.test_context() as agent:
             await agent.put(b"data: {}\n\n", key=b"s3", headers=headers("r3", 0))
             await agent.put(GOOD, key=b"s4", headers=headers("r4", 0))
             await agent.put(b"", key=b"s4", headers=headers("r4", 1,

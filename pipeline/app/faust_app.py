@@ -1,12 +1,10 @@
-"""Builds the Faust app from :class:`pipeline.settings.Settings`."""
+"""The Faust app's configuration, from :class:`pipeline.settings.Settings` alone."""
 
 from __future__ import annotations
 
 import faust
 
 from pipeline.settings import Settings
-
-settings = Settings.from_env()
 
 
 def broker_url(bootstrap: str) -> str:
@@ -18,9 +16,9 @@ def broker_url(bootstrap: str) -> str:
     return ";".join(h if "://" in h else f"kafka://{h}" for h in hosts)
 
 
-def build_app(settings: Settings) -> faust.App:
+def build_faust_app(settings: Settings) -> faust.App:
+    """The app with every setting Toolwire relies on; builds nothing else, writes nothing."""
     datadir = settings.state_dir / "worker"
-    datadir.mkdir(parents=True, exist_ok=True)
     return faust.App(
         settings.app_id,
         broker=broker_url(settings.bootstrap or "127.0.0.1:9092"),

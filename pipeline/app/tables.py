@@ -1,0 +1,40 @@
+"""Faust tables as the processor sees them: text keys, byte values."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+
+class TextKeys(MutableMapping[str, bytes]):
+    """A bytes-keyed Faust table seen with text keys.
+
+    Faust picks a table's serializers from ``key_type``/``value_type`` alone (``bytes`` → raw,
+    anything else → JSON, even with a raw ``schema``, and recovery then fails to decode what
+    the agent wrote), so the tables are bytes to bytes and the keys are encoded here.
+    """
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+    def __getitem__(self, key: str) -> bytes:
+        value: bytes = self.table[key.encode()]
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.table.get(key.encode(), default)
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        self.table[key.encode()] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.table[key.encode()]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.encode() in self.table
+
+    def __iter__(self) -> Iterator[str]:
+        return (k.decode() for k in list(self.table.keys()))
+
+    def __len__(self) -> int:
+        return len(self.table)
