@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from pipeline.core import Limits, Options, Provenance, assemble
+from pipeline.core import Options, Provenance, assemble
+from pipeline.settings import limits_from_env
 
 #: Exit statuses of ``toolwire assemble``: scripts tell the outcomes apart without parsing JSON.
 EXIT_ASSEMBLED = 0
@@ -68,7 +69,7 @@ def _run_assemble(args: argparse.Namespace) -> int:
         print(f"toolwire assemble: cannot read {args.capture}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        limits = Limits.from_env()
+        limits = limits_from_env()
     except ValueError as exc:
         print(f"toolwire assemble: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -12,9 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from pipeline.core.limits import Limits
-
-MiB = 1024 * 1024
+from pipeline.core.limits import Limits, MiB
 
 
 @dataclass(frozen=True)
@@ -54,6 +52,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``KAFKA_BOOTSTRAP_SERVERS`` and ``TOOLWIRE_*``; a bad value raises a
+        :class:`ValueError` that names the variable and what it expects."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {"bootstrap": env.get("KAFKA_BOOTSTRAP_SERVERS", "")}
         for f in fields(cls):
@@ -63,12 +63,25 @@ class Settings:
             raw = env.get(name)
             if raw is None or raw == "":
                 continue
-            values[f.name] = _convert(name, raw, f.type)
-        return cls(limits=Limits.from_env(dict(env)), **values)  # type: ignore[arg-type]
+            values[f.name] = parse_value(name, raw, str(f.type))
+        return cls(limits=limits_from_env(env), **values)  # type: ignore[arg-type]
 
 
-def _convert(name: str, raw: str, kind: object) -> object:
-    kind = str(kind)
+def limits_from_env(environ: Mapping[str, str] | None = None) -> Limits:
+    """``TOOLWIRE_MAX_*`` overrides of :class:`Limits`, e.g. ``TOOLWIRE_MAX_CALLS=64``."""
+    env = os.environ if environ is None else environ
+    values: dict[str, object] = {}
+    for f in fields(Limits):
+        name = "TOOLWIRE_" + f.name.upper()
+        raw = env.get(name)
+        if raw is not None and raw != "":
+            values[f.name] = parse_value(name, raw, "int")
+    return Limits(**values)  # type: ignore[arg-type]
+
+
+def parse_value(name: str, raw: str, kind: str) -> object:
+    """The one parser of ``TOOLWIRE_*`` values: ``bool``, positive ``int`` or ``float``,
+    ``Path`` or ``str``; the error names the variable and what it expects."""
     try:
         if kind == "bool":
             if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
@@ -83,8 +96,10 @@ def _convert(name: str, raw: str, kind: object) -> object:
         else:
             return raw
     except ValueError:
-        expected = {"bool": "true or false", "int": "whole number", "float": "number"}[kind]
+        expected = {"bool": "true or false", "int": "positive whole number",
+                    "float": "positive number"}[kind]
         raise ValueError(f"{name}={raw!r}: expected a {expected}") from None
-    if value <= 0:
-        raise ValueError(f"{name}={raw!r}: expected a positive number")
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{name}={raw!r}: expected a positive "
+                         f"{'whole number' if kind == 'int' else 'number'}")
     return value

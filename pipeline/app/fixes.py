@@ -1,7 +1,7 @@
 """At-least-once holes in faust-streaming 0.15.x, closed for this app.
 
-Both were found by our crash tests (``tests/app/test_crash_broker.py``: SIGKILL a worker
-mid-stream, restart, every response exactly once) and both lose input silently, so they are
+All three were found by our crash tests (``tests/app/test_crash_broker.py``: SIGKILL a worker
+mid-stream, restart, every response exactly once) and each loses input silently, so they are
 patched here, narrowly, until fixed upstream:
 
 1. **Commit ahead of the changelog.** Faust commits an offset once the messages *attached* to

@@ -1,13 +1,13 @@
 """Bounds on what one response may cost.
 
 Every bound is a setting with a safe default, so a hostile or broken upstream can cost a worker
-at most a known amount of memory before its response is dead-lettered as ``oversize``.
+at most a known amount of memory before its response is dead-lettered as ``oversize``. They are
+read from ``TOOLWIRE_MAX_*`` by :mod:`pipeline.settings` (the core reads no environment).
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 MiB = 1024 * 1024
 
@@ -26,22 +26,3 @@ class Limits:
     max_calls: int = 128
     #: Choices of one response (``n`` in the request).
     max_choices: int = 16
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Limits:
-        """Read ``TOOLWIRE_MAX_*`` overrides, e.g. ``TOOLWIRE_MAX_CALLS=64``."""
-        env = os.environ if environ is None else environ
-        values: dict[str, int] = {}
-        for f in fields(cls):
-            name = "TOOLWIRE_" + f.name.upper()
-            raw = env.get(name)
-            if raw is None or raw == "":
-                continue
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ValueError(f"{name}={raw!r}: expected a positive whole number") from None
-            if value <= 0:
-                raise ValueError(f"{name}={raw!r}: expected a positive whole number")
-            values[f.name] = value
-        return cls(**values)

@@ -7,7 +7,7 @@ Run from anywhere::
 Each capture is one function below that returns a :class:`Capture`: the raw HTTP body of a
 streamed chat completion (Server-Sent Events, written byte-exact) and the subset of the
 assembler's record that it must produce.  The shapes come from
-``/work/shared/reference/provider-quirks.md``; the comment on each case names the provider and
+``shared/reference/provider-quirks.md`` (beside the repository); the comment on each case names the provider and
 the public report it reproduces.
 
 Every expected value is written out by hand from the assembler spec (never computed by running
