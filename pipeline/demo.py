@@ -7,7 +7,6 @@ assembled and dead-letter topics, and stops everything it started — also on Ct
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
@@ -147,7 +146,20 @@ def table(rows: list[dict[str, Any]], order: list[str]) -> str:
     return "\n".join(out)
 
 
-def run(timeout: float, keep_broker: bool) -> int:
+class DemoError(RuntimeError):
+    """The demo could not run; says why (everything it started is stopped by then)."""
+
+
+def run_demo(timeout: float, keep_broker: bool) -> int:
+    """Run the demo; 0 when every sample's record came out, 1 otherwise."""
+    try:
+        return _run(timeout, keep_broker)
+    except (BrokerError, PublishError, TopicMismatch, TopicError, ContractError,
+            RuntimeError, ValueError) as exc:
+        raise DemoError(str(exc)) from exc
+
+
+def _run(timeout: float, keep_broker: bool) -> int:
     settings = Settings.from_env()
     say("looking for a Kafka broker (KAFKA_BOOTSTRAP_SERVERS, else the local one)…")
     bootstrap, started = resolve_bootstrap(start=True)
@@ -188,29 +200,3 @@ def run(timeout: float, keep_broker: bool) -> int:
             stop()
         elif started:
             say("broker left running: stop it with 'toolwire broker stop'")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="toolwire demo",
-        description=(
-            "Run the whole pipeline on this machine: start the local Kafka broker (unless "
-            "KAFKA_BOOTSTRAP_SERVERS names one), create the topics, start a worker, publish "
-            "bundled sample responses (a normal call, parallel calls, \"\" and null identity "
-            "continuations, identity never sent, a truncated call, a text answer), print what "
-            "came out on the assembled and dead-letter topics, and stop what it started."),
-    )
-    parser.add_argument("--timeout", type=float, default=180.0, metavar="SECONDS",
-                        help="how long to wait for the records (180)")
-    parser.add_argument("--keep-broker", action="store_true",
-                        help="leave a broker the demo started running afterwards")
-    args = parser.parse_args(argv)
-    try:
-        return run(args.timeout, args.keep_broker)
-    except (BrokerError, PublishError, TopicMismatch, TopicError, ContractError,
-            RuntimeError, ValueError) as exc:
-        say(f"failed: {exc}")
-        return 1
-    except KeyboardInterrupt:
-        say("interrupted; everything it started was stopped")
-        return 130

@@ -23,12 +23,10 @@ topic loses data or breaks ordering, which is a decision for a human.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
 import re
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -37,9 +35,8 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
+from aiokafka.errors import TopicAlreadyExistsError, for_code
 
-from pipeline.broker.local import BrokerError, configured_bootstrap, ensure_broker
 from pipeline.settings import Settings
 from pipeline.stream.messages import Sink
 
@@ -420,152 +417,3 @@ async def _check_changelogs(admin: Any, existing: set[str], app_id: str,
         f"running, delete the changelog topics of app {app_id} (their open responses and "
         f"dedupe markers are lost) or set {ENV_PARTITIONS}={n}"
         for t, n in sorted(counts.items()) if n != chunks.partitions]
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return value
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="toolwire topics",
-        description=(
-            "The Kafka topics Toolwire reads and writes, as documented by the contracts in "
-            "topics/*.json: `show` prints them, `apply` creates the missing topics and checks "
-            "that existing ones agree (partition count, cleanup.policy). Existing topics are "
-            "never changed."),
-        epilog=(
-            "environment:\n"
-            f"  {ENV_TOPICS_DIR}  directory of the contracts (default: topics/ of the checkout)\n"
-            "  TOOLWIRE_TOPIC_CHUNKS, TOOLWIRE_TOPIC_ASSEMBLED, TOOLWIRE_TOPIC_DEADLETTER\n"
-            "      topic names (default: the names in the contracts)\n"
-            f"  {ENV_PARTITIONS}  partitions of all three topics (default: 6); give the workers\n"
-            "      the same value: their tables' changelog topics must have as many\n"
-            "      partitions as the chunks topic\n"
-            f"  {ENV_REPLICATION}  replication factor of new topics (default: 1)\n"
-            "  KAFKA_BOOTSTRAP_SERVERS  the broker (default: start or reuse a local one)\n"
-            "exit status: 0 done, 1 a topic disagrees with its contract or the broker failed,\n"
-            "  2 usage or contract error"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--dir", type=Path, default=None, metavar="DIR",
-                        help=f"directory of the contract files (default: ${ENV_TOPICS_DIR}, "
-                             "else topics/ of the checkout)")
-    sub = parser.add_subparsers(dest="command", metavar="{show,apply}")
-    show = sub.add_parser("show", parents=[common],
-                          help="print the contracts as this deployment applies them",
-                          description="Print each topic's effective contract: name and "
-                                      "partitions after the environment's overrides.")
-    show.add_argument("--json", action="store_true",
-                      help="print the full contracts, schemas included, as JSON")
-    apply = sub.add_parser(
-        "apply", parents=[common],
-        help="create missing topics; check existing ones against their contracts",
-        description="Create the topics that do not exist (partitions, replication factor, "
-                    "cleanup.policy, retention.ms from the contracts) and check that existing "
-                    "ones have the contract's partition count and cleanup.policy. Nothing is "
-                    "created when any topic disagrees.")
-    apply.add_argument("--bootstrap", default=None, metavar="HOST:PORT",
-                       help="Kafka bootstrap servers (default: $KAFKA_BOOTSTRAP_SERVERS, "
-                            "else the local development broker, started if needed)")
-    apply.add_argument("--replication-factor", type=_positive_int, default=None, metavar="N",
-                       help=f"replication factor of new topics (default: ${ENV_REPLICATION}, "
-                            "else 1)")
-    apply.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                       help="how long to wait for the broker per operation (default: 30)")
-    return parser
-
-
-def _human_ms(ms: int) -> str:
-    if ms < 0:
-        return "forever"
-    for unit, size in (("day", 86_400_000), ("hour", 3_600_000), ("minute", 60_000)):
-        if ms % size == 0:
-            n = ms // size
-            return f"{n} {unit}{'s' if n != 1 else ''}"
-    return f"{ms} ms"
-
-
-def _show(contracts: Sequence[Contract], as_json: bool) -> None:
-    if as_json:
-        print(json.dumps([c.to_json() for c in contracts], indent=2, ensure_ascii=False))
-        return
-    for c in contracts:
-        print(f"{c.name} ({c.role.value}): {c.partitions} partitions, "
-              f"cleanup.policy={c.cleanup_policy}, retention {_human_ms(c.retention_ms)}")
-        print(f"  key: {c.key['description']}")
-        for h in c.headers:
-            print(f"  header {h.name}{'' if h.required else ' (optional)'}")
-        print(f"  value: {c.value['encoding']}"
-              + (" with a JSON Schema (show --json)" if c.schema is not None else ""))
-
-
-def _replication_from_env() -> int:
-    raw = os.environ.get(ENV_REPLICATION, "").strip()
-    if not raw:
-        return 1
-    try:
-        return _positive_int(raw)
-    except argparse.ArgumentTypeError as exc:
-        raise ValueError(f"{ENV_REPLICATION}: {exc}") from None
-
-
-def main(argv: list[str]) -> int:
-    """``toolwire topics show|apply``: 0 done, 1 mismatch or broker failure, 2 usage."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: 0 after --help, 2 on a usage error
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    if args.command is None:
-        parser.print_usage(sys.stderr)
-        return EXIT_USAGE
-    try:
-        settings = Settings.from_env()
-        contracts = load_contracts(args.dir, settings)
-        if args.command == "show":
-            _show(contracts, args.json)
-            return EXIT_OK
-        replication = args.replication_factor or _replication_from_env()
-    except ValueError as exc:  # ContractError, or a bad TOOLWIRE_* value
-        print(f"toolwire topics: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    return _apply(args.bootstrap, contracts, replication, settings.app_id, args.timeout)
-
-
-def _apply(bootstrap: str | None, contracts: Sequence[Contract], replication: int,
-           app_id: str, timeout: float) -> int:
-    try:
-        if not bootstrap:
-            bootstrap = configured_bootstrap()
-        if not bootstrap:
-            bootstrap, started = ensure_broker()
-            if started:
-                print(f"started a local Kafka broker at {bootstrap} (it keeps running; stop "
-                      "it with `python -m pipeline.broker stop`)")
-        lines = asyncio.run(apply_topics(bootstrap, contracts, replication_factor=replication,
-                                         app_id=app_id, timeout=timeout))
-    except TopicMismatch as exc:
-        for problem in exc.problems:
-            print(f"toolwire topics: {problem}", file=sys.stderr)
-        return EXIT_FAILED
-    except (BrokerError, TopicError) as exc:
-        print(f"toolwire topics: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except (KafkaError, OSError, TimeoutError) as exc:
-        print(f"toolwire topics: Kafka at {bootstrap}: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return EXIT_FAILED
-    for line in lines:
-        print(line)
-    return EXIT_OK

@@ -63,3 +63,24 @@ def test_help_explains_the_exit_statuses() -> None:
     done = toolwire("assemble", "--help")
     assert done.returncode == 0
     assert b"exit status" in done.stdout and b"dead letter" in done.stdout
+
+
+def test_assemble_prints_one_json_line_unless_asked_to_indent() -> None:
+    plain = toolwire("assemble", "-", stdin=GOOD)
+    assert plain.returncode == 0 and plain.stdout.count(b"\n") == 1
+    pretty = toolwire("assemble", "-", "--pretty", stdin=GOOD)
+    assert pretty.stdout.count(b"\n") > 10
+    assert orjson.loads(pretty.stdout) == orjson.loads(plain.stdout)
+
+
+def test_every_command_has_help_and_shares_the_exit_codes() -> None:
+    for command in ("assemble", "worker", "publish", "consume", "dlq", "topics", "broker",
+                    "demo"):
+        done = toolwire(command, "--help")
+        assert done.returncode == 0, command
+        assert b"usage: toolwire " + command.encode() in done.stdout
+    assert b"0 ok, 1" in toolwire("--help").stdout
+    assert toolwire("topics").returncode == 2  # no action: help on stderr, usage status
+    assert toolwire("broker", "nonsense").returncode == 2
+    bad = toolwire("consume", "assembled", "--max", "0")
+    assert bad.returncode == 2 and b"positive" in bad.stderr

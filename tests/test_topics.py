@@ -26,6 +26,7 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]  # no st
     ValidationError,
 )
 
+from pipeline import cli
 from pipeline.core import Assembler, Limits, Provenance, assemble
 from pipeline.settings import Settings
 from pipeline.stream import messages
@@ -52,7 +53,6 @@ from pipeline.topics import (
     apply_topics,
     default_directory,
     load_contracts,
-    main,
 )
 from tests.core.corpus import CAPTURES, Capture
 from tests.core.sse import body, call, chunk
@@ -307,6 +307,11 @@ def test_every_capture_through_the_processor_matches_the_contracts(
     expected = assemble(capture.body, capture.options)
     assert record["outcome"] == expected["outcome"]
     assert record.get("reason") == expected.get("reason")
+
+
+def main(argv: list[str]) -> int:
+    """``toolwire topics ARGV``."""
+    return cli.main(["topics", *argv])
 
 
 # The dead letters that only the processor makes, each from a realistic input.

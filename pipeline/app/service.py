@@ -131,5 +131,8 @@ def create_app(settings: Settings) -> Toolwire:
 
 
 def _headers(raw: Any) -> dict[str, bytes]:
+    """Kafka headers as the processor reads them; a header sent with a null value reads as
+    empty (never as the text ``None``), which the input contract treats as a missing value."""
     items = raw.items() if isinstance(raw, dict) else (raw or [])
-    return {str(k): (v if isinstance(v, bytes) else str(v).encode()) for k, v in items}
+    return {str(k): (v if isinstance(v, bytes) else b"" if v is None else str(v).encode())
+            for k, v in items}

@@ -24,7 +24,6 @@ If ``KAFKA_BOOTSTRAP_SERVERS`` is set, callers use that broker instead
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
 import concurrent.futures
@@ -41,7 +40,7 @@ import sys
 import time
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Coroutine, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -59,7 +58,6 @@ __all__ = [
     "fetch",
     "is_running",
     "kafka_version",
-    "main",
     "start",
     "status",
     "stop",
@@ -440,7 +438,7 @@ class BrokerInfo:
         )
 
 
-def _read_info(state_dir: Path) -> BrokerInfo | None:
+def read_info(state_dir: Path) -> BrokerInfo | None:
     path = state_dir / BROKER_JSON
     try:
         return BrokerInfo.from_dict(json.loads(path.read_text()))
@@ -494,7 +492,7 @@ def _port_open(host: str, port: int, timeout: float = 1.0) -> bool:
         return False
 
 
-def _probe(bootstrap: str, timeout: float = 5.0) -> dict[str, Any] | None:
+def probe(bootstrap: str, timeout: float = 5.0) -> dict[str, Any] | None:
     """Cluster metadata from ``bootstrap``, or None if it does not answer within ``timeout``.
 
     A plain TCP connect goes first so a not-yet-listening broker costs no aiokafka error spam.
@@ -718,7 +716,7 @@ def _check_heap(heap: str) -> None:
 
 
 def _start_locked(state_dir: Path, heap: str, timeout: float, cache_dir: Path | None) -> BrokerInfo:
-    old = _read_info(state_dir)
+    old = read_info(state_dir)
     if old is not None and _owned(old.pid, state_dir):
         raise BrokerError(f"a broker is already running for {state_dir} (pid {old.pid})")
     (state_dir / BROKER_JSON).unlink(missing_ok=True)  # stale
@@ -763,7 +761,7 @@ def _start_locked(state_dir: Path, heap: str, timeout: float, cache_dir: Path | 
                 if child.poll() is not None:
                     break
                 budget = min(5.0, max(1.0, deadline - time.monotonic()))
-                if _probe(info.bootstrap, timeout=budget):
+                if probe(info.bootstrap, timeout=budget):
                     return info
                 time.sleep(0.25)
         except BaseException:  # Ctrl-C mid-start: do not leave a half-started JVM behind
@@ -802,7 +800,7 @@ def stop(state_dir: Path | None = None, *, timeout: float = DEFAULT_STOP_TIMEOUT
         return False
     with _file_lock(state_dir / _LOCK_NAME, timeout=timeout + 60):
         path = state_dir / BROKER_JSON
-        info = _read_info(state_dir)
+        info = read_info(state_dir)
         stopped = False
         if info is not None and _owned(info.pid, state_dir):
             _kill(info.pid, timeout)
@@ -818,10 +816,10 @@ def status(state_dir: Path | None = None, *, timeout: float = 5.0) -> dict[str, 
     a stale broker.json is reported as None but left for stop()/start() to clean up.
     """
     state_dir = (state_dir or default_state_dir()).absolute()
-    info = _read_info(state_dir)
+    info = read_info(state_dir)
     if info is None or not _owned(info.pid, state_dir):
         return None
-    cluster = _probe(info.bootstrap, timeout=timeout)
+    cluster = probe(info.bootstrap, timeout=timeout)
     result = info.to_dict()
     result.update(
         alive=True,
@@ -852,11 +850,11 @@ def ensure_broker(
     state_dir = (state_dir or default_state_dir()).absolute()
     state_dir.mkdir(parents=True, exist_ok=True)
     with _file_lock(state_dir / _LOCK_NAME, timeout=timeout + 60):
-        info = _read_info(state_dir)
+        info = read_info(state_dir)
         if info is not None and _owned(info.pid, state_dir):
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and _alive(info.pid):
-                if _probe(info.bootstrap, timeout=5.0):
+                if probe(info.bootstrap, timeout=5.0):
                     return info.bootstrap, False
                 time.sleep(0.5)
             _say(f"broker pid {info.pid} in {state_dir} is not answering; replacing it")
@@ -894,126 +892,3 @@ class LocalBroker:
         return ensure_broker(
             self.state_dir, self.heap, timeout=self.timeout, cache_dir=self.cache_dir
         )
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="toolwire broker",
-        description=(
-            "Run a local single-node Apache Kafka (KRaft) broker on 127.0.0.1 for development "
-            "and tests. The jars are fetched once from Maven Central with `mvn` (pinned in "
-            "ops/kafka/pom.xml) and cached; Java 17+ runs the broker. If "
-            f"{ENV_BOOTSTRAP} is set, that broker is used and nothing is started."
-        ),
-        epilog=(
-            f"State dir: --state-dir, else ${ENV_STATE_DIR}/broker, else ./.toolwire/broker. "
-            f"Jar cache: ${ENV_CACHE} (default ~/.cache/toolwire)/kafka-<version>/lib."
-        ),
-    )
-    state_help = "where broker.json, broker.log and the data live"
-    parser.add_argument("--state-dir", type=Path, default=None, help=state_help)
-    # Also accepted after the subcommand (`start --state-dir X`); SUPPRESS keeps the
-    # top-level value when it is not repeated there.
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--state-dir", type=Path, default=argparse.SUPPRESS, help=state_help)
-    sub = parser.add_subparsers(dest="command", metavar="{start,stop,status}")
-    p_start = sub.add_parser(
-        "start",
-        parents=[common],
-        help="start a broker (or reuse the running one) and wait until it answers",
-    )
-    p_start.add_argument("--heap", default=DEFAULT_HEAP, help="JVM -Xmx/-Xms (default: 512m)")
-    p_start.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_START_TIMEOUT,
-        help="seconds to wait for readiness (default: 90)",
-    )
-    sub.add_parser(
-        "stop", parents=[common], help="stop the broker recorded in broker.json (by pid)"
-    )
-    sub.add_parser(
-        "status",
-        parents=[common],
-        help="print JSON about the broker; exit 0 if it answers, 1 if not",
-    )
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pipeline.broker start|stop|status``; 0 ok, 1 failure, 2 usage, 130 Ctrl-C."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(list(argv) if argv is not None else None)
-    except SystemExit as exc:  # argparse: 0 for --help, 2 for usage errors
-        return int(exc.code) if isinstance(exc.code, int) else 2
-    if args.command is None:
-        parser.print_usage(sys.stderr)
-        return 2
-    state_dir: Path = (args.state_dir or default_state_dir()).absolute()
-    try:
-        if args.command == "start":
-            return _cmd_start(state_dir, args.heap, args.timeout)
-        if args.command == "stop":
-            return _cmd_stop(state_dir)
-        return _cmd_status(state_dir)
-    except BrokerError as exc:
-        _say(f"error: {exc}")
-        return 1
-    except KeyboardInterrupt:
-        _say("interrupted")
-        return 130
-
-
-def _cmd_start(state_dir: Path, heap: str, timeout: float) -> int:
-    env = configured_bootstrap()
-    if env:
-        print(f"toolwire: {ENV_BOOTSTRAP}={env} is set; using it, not starting a broker")
-        return 0
-    t0 = time.monotonic()
-    bootstrap, started = ensure_broker(state_dir, heap, timeout=timeout)
-    info = _read_info(state_dir)
-    pid = info.pid if info else "?"
-    if started:
-        print(
-            f"toolwire: Kafka {kafka_version()} ready at {bootstrap} "
-            f"(pid {pid}, {time.monotonic() - t0:.1f}s); log: {state_dir / LOG_NAME}"
-        )
-    else:
-        print(f"toolwire: broker already running at {bootstrap} (pid {pid})")
-    return 0
-
-
-def _cmd_stop(state_dir: Path) -> int:
-    info = _read_info(state_dir)
-    t0 = time.monotonic()
-    if stop(state_dir):
-        pid = info.pid if info else "?"
-        print(f"toolwire: broker stopped (pid {pid}, {time.monotonic() - t0:.1f}s)")
-    else:
-        print(f"toolwire: no broker running for {state_dir}")
-    return 0
-
-
-def _cmd_status(state_dir: Path) -> int:
-    env = configured_bootstrap()
-    if env:
-        cluster = _probe(env)
-        report: dict[str, Any] = {
-            "external": True,
-            "bootstrap": env,
-            "ready": cluster is not None,
-            "cluster_id": (cluster or {}).get("cluster_id"),
-        }
-        print(json.dumps(report, indent=2, sort_keys=True))
-        return 0 if cluster is not None else 1
-    result = status(state_dir)
-    if result is None:
-        print(json.dumps({"running": False, "state_dir": str(state_dir)}, indent=2))
-        return 1
-    result["running"] = True
-    print(json.dumps(result, indent=2, sort_keys=True))
-    return 0 if result["ready"] else 1

@@ -168,8 +168,9 @@ class Assembler:
             if usage:
                 # The record carries usage verbatim, so it must be writable back out: orjson
                 # reads nesting deeper than it writes (usually one small object per response).
+                # Two levels of margin: a held record nests it inside a dead letter.
                 try:
-                    orjson.dumps(usage)
+                    orjson.dumps([[usage]])
                 except TypeError:
                     raise malformed(chunk, "'usage' is nested too deeply to carry") from None
             self.usage = usage

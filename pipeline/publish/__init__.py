@@ -1,4 +1,5 @@
-"""Publishing response bodies to the input topic: the gateways' producer API and its CLI.
+"""Publishing response bodies to the input topic: the gateways' producer API (a library:
+``toolwire publish`` in :mod:`pipeline.cli.publish` is its command line).
 
 Kept apart from :mod:`pipeline.stream` (the consuming side) so that a gateway can depend on
 this small module without pulling in the stream processor.
@@ -14,8 +15,9 @@ from pipeline.publish.publisher import (
     PublishReport,
     RequestMeta,
     TopicNotFound,
-    main,
+    load_captures,
     publish_captures,
+    publish_loaded,
     split_events,
     split_fixed,
 )
@@ -30,8 +32,9 @@ __all__ = [
     "PublishReport",
     "RequestMeta",
     "TopicNotFound",
-    "main",
+    "load_captures",
     "publish_captures",
+    "publish_loaded",
     "split_events",
     "split_fixed",
 ]

@@ -15,13 +15,11 @@ traffic takes. The contract (see :mod:`pipeline.stream.messages`):
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
 import os
 import secrets
-import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +47,6 @@ __all__ = [
     "PublishReport",
     "RequestMeta",
     "TopicNotFound",
-    "main",
     "publish_captures",
     "split_events",
     "split_fixed",
@@ -439,7 +436,7 @@ async def _iterate(pieces: Iterable[bytes]) -> AsyncIterator[bytes]:
         yield piece
 
 
-def _load(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[Path, bytes]]:
+def load_captures(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[Path, bytes]]:
     """Read every capture before connecting: a typo must not leave half the files published."""
     return [(Path(p), Path(p).read_bytes()) for p in paths]
 
@@ -456,7 +453,7 @@ def _request_ids(
     return [f"{session}-{f.stem}-{secrets.token_hex(4)}" for f in files]
 
 
-async def _publish_loaded(
+async def publish_loaded(
     bootstrap: str,
     topic: str,
     loaded: Sequence[tuple[Path, bytes]],
@@ -515,157 +512,9 @@ async def publish_captures(
     Raises OSError for an unreadable file (before anything is published), ValueError for
     bad arguments, :class:`PublishError` when the broker or the topic is not there.
     """
-    loaded = _load(paths)
-    return await _publish_loaded(
+    loaded = load_captures(paths)
+    return await publish_loaded(
         bootstrap, topic, loaded, session=session, request=request, provider=provider,
         model=model, tools=tools, slice_size=slice_size, end=end, progress=progress,
         connect_timeout=connect_timeout,
     )
-
-
-# --------------------------------------------------------------------------- CLI
-
-EXIT_OK: Final = 0
-EXIT_FAILED: Final = 1
-EXIT_USAGE: Final = 2
-
-_DESCRIPTION = f"""\
-Publish captured chat-completion response bodies to the input topic of the pipeline, exactly
-as a gateway relaying the live stream would: one request per CAPTURE file, all in session S.
-
-Each request becomes a run of Kafka messages:
-  key      the session id (so every request of a session goes to one partition, in order)
-  value    raw bytes of the body, unchanged: one SSE event per message by default, or
-           fixed --slice BYTES slices (which may cut lines, CRLF pairs and UTF-8 characters)
-  headers  {H_REQUEST_ID}, {H_CHUNK_SEQ} (0, 1, 2, ... without gaps), and {H_PROVIDER},
-           {H_MODEL}, {H_DECLARED_TOOLS} (comma-separated) when given
-followed by an end marker: an empty value with the next {H_CHUNK_SEQ} and {H_END}: eof.
-Concatenating the values of a request gives back the capture byte for byte.
-
-One line is printed per request: request id, chunks, bytes, end marker, partition and the
-first-last offsets, once the broker has acknowledged all of it."""
-
-_EPILOG = """\
-broker: $KAFKA_BOOTSTRAP_SERVERS, else the local development broker (started if it is not
-running; see `toolwire broker --help`). topic: $TOOLWIRE_TOPIC_CHUNKS (default llm.sse.chunks);
-it must exist.
-exit status: 0 all published, 1 a capture could not be read or the broker/topic is not
-reachable, 2 usage error."""
-
-
-def _tool_list(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of bytes, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of bytes, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value}")
-    return value
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="toolwire publish",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("captures", nargs="+", metavar="CAPTURE",
-                   help="file holding one raw response body (SSE bytes as received)")
-    p.add_argument("--session", required=True, metavar="S",
-                   help="session id: the message key of every request")
-    p.add_argument("--request", metavar="R",
-                   help="request id (only with one CAPTURE; default: S-<file stem>-<8 hex>, "
-                        "fresh on every run so a replay is a new request)")
-    p.add_argument("--provider", metavar="P", help=f"value of the {H_PROVIDER} header")
-    p.add_argument("--model", metavar="M", help=f"value of the {H_MODEL} header")
-    p.add_argument("--tools", type=_tool_list, metavar="A,B",
-                   help=f"tool names the request declared ({H_DECLARED_TOOLS} header); "
-                        "an empty value declares none, leaving it out means unknown")
-    p.add_argument("--slice", dest="slice_size", type=_positive, metavar="BYTES",
-                   help="cut each body into BYTES-sized slices instead of one SSE event per "
-                        "message")
-    p.add_argument("--no-end", dest="end", action="store_false",
-                   help=f"leave out the {H_END} marker, as if the gateway died mid-stream "
-                        "(the pipeline expires the request after its TTL)")
-    p.add_argument("--timeout", type=_seconds, default=DEFAULT_CONNECT_TIMEOUT,
-                   metavar="SECONDS",
-                   help="give up when the broker does not answer within this long "
-                        f"(default: {DEFAULT_CONNECT_TIMEOUT:g})")
-    return p
-
-
-def _resolve_bootstrap() -> str:
-    """The configured broker, else the local one (imported late: it pulls in process tools)."""
-    env = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip()
-    if env:
-        return env
-    from pipeline.broker.local import ensure_broker
-
-    bootstrap, started = ensure_broker()
-    if started:
-        print(f"toolwire publish: started the local broker at {bootstrap} (it keeps running; "
-              "`toolwire broker stop` stops it)", file=sys.stderr)
-    return bootstrap
-
-
-def main(argv: list[str]) -> int:
-    """``toolwire publish CAPTURE... --session S ...``; 0 ok, 1 failure, 2 usage."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: 0 after --help, 2 on a usage error
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    if args.request is not None and len(args.captures) != 1:
-        parser.print_usage(sys.stderr)
-        print("toolwire publish: error: --request needs exactly one CAPTURE "
-              f"(got {len(args.captures)})", file=sys.stderr)
-        return EXIT_USAGE
-    if not args.session:
-        print("toolwire publish: error: --session must not be empty", file=sys.stderr)
-        return EXIT_USAGE
-
-    from pipeline.settings import Settings
-
-    try:
-        topic = Settings.from_env().topic_chunks
-    except ValueError as exc:
-        print(f"toolwire publish: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        loaded = _load(args.captures)
-    except OSError as exc:
-        print(f"toolwire publish: error: cannot read {exc.filename}: {exc.strerror}",
-              file=sys.stderr)
-        return EXIT_FAILED
-
-    def progress(report: PublishReport) -> None:
-        print(report.line(), flush=True)
-
-    try:
-        bootstrap = _resolve_bootstrap()
-        asyncio.run(_publish_loaded(
-            bootstrap, topic, loaded, session=args.session, request=args.request,
-            provider=args.provider, model=args.model, tools=args.tools,
-            slice_size=args.slice_size, end=args.end, progress=progress,
-            connect_timeout=args.timeout,
-        ))
-    except Exception as exc:  # BrokerError, PublishError, KafkaError: all "could not publish"
-        print(f"toolwire publish: error: {str(exc) or type(exc).__name__}", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK

@@ -198,7 +198,8 @@ class Processor:
         tools = (frozenset(t.strip() for t in tools_text.split(",") if t.strip())
                  if tools_text is not None else None)
         live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
-                    provider=msg.header(H_PROVIDER), model=msg.header(H_MODEL), tools=tools,
+                    provider=msg.header(H_PROVIDER) or None, model=msg.header(H_MODEL) or None,
+                    tools=tools,
                     first_offset=msg.offset, assembler=Assembler(self.settings.limits))
         self.responses.put(request_id, OpenResponse(
             session=session_id, partition=msg.partition, provider=live.provider,

@@ -16,6 +16,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from pipeline import cli
 from pipeline.broker import local
 from tests.broker_fixture import kafka_bootstrap  # noqa: F401  (fixture)
 
@@ -211,11 +212,11 @@ def test_main_usage_and_status(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
-    assert local.main([]) == 2
-    assert local.main(["bogus"]) == 2
-    assert local.main(["--help"]) == 0
+    assert cli.main(["broker"]) == 2
+    assert cli.main(["broker", "bogus"]) == 2
+    assert cli.main(["broker", "--help"]) == 0
     assert "start,stop,status" in capsys.readouterr().out
-    assert local.main(["--state-dir", str(tmp_path), "status"]) == 1
+    assert cli.main(["broker", "status", "--state-dir", str(tmp_path)]) == 1
     assert json.loads(capsys.readouterr().out) == {"running": False, "state_dir": str(tmp_path)}
-    assert local.main(["--state-dir", str(tmp_path), "stop"]) == 0
+    assert cli.main(["broker", "stop", "--state-dir", str(tmp_path)]) == 0
     assert "no broker running" in capsys.readouterr().out

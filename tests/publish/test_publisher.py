@@ -21,12 +21,12 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from pipeline import cli
 from pipeline.publish import (
     ChunkPublisher,
     PublishReport,
     RequestMeta,
     TopicNotFound,
-    main,
     publish_captures,
     split_events,
 )
@@ -130,6 +130,11 @@ async def from_list(pieces: list[bytes]) -> AsyncIterator[bytes]:
 
 # --------------------------------------------------------------------------- publish_stream
 
+
+
+def main(argv: list[str]) -> int:
+    """``toolwire publish ARGV``."""
+    return cli.main(["publish", *argv])
 
 @pytest.mark.broker
 @pytest.mark.timeout(120)
@@ -397,12 +402,12 @@ def test_cli_no_end_and_several_captures(kafka_bootstrap: str, monkeypatch: pyte
 
 @pytest.mark.broker
 @pytest.mark.timeout(120)
-def test_python_dash_m_pipeline_publish(kafka_bootstrap: str) -> None:
+def test_python_dash_m_pipeline_cli_publish(kafka_bootstrap: str) -> None:
     topic = asyncio.run(new_topic(kafka_bootstrap))
     env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
            "TOOLWIRE_TOPIC_CHUNKS": topic}
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.publish", str(CRLF), "--session", "sm",
+        [sys.executable, "-m", "pipeline.cli", "publish", str(CRLF), "--session", "sm",
          "--request", "rm"],
         env=env, capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, done.stderr

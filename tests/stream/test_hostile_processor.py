@@ -216,3 +216,20 @@ def test_usage_too_deep_to_write_back_is_a_malformed_chunk_not_a_crash() -> None
     letter = record(out[0])
     assert letter["reason"] == "malformed_chunk" and "usage" in letter["detail"]
     assert letter["usage"] is None
+
+
+@pytest.mark.parametrize("depth", [250, 252, 253, 254, 255])
+def test_usage_near_the_writers_depth_limit_gives_the_same_record_offline_and_in_the_cli(
+        depth: int) -> None:
+    usage = b'{"a":' + b"[" * depth + b"1" + b"]" * depth + b"}"
+    data = (b'data: {"id":"x","choices":[{"index":0,"delta":{"content":"hi"},'
+            b'"finish_reason":"stop"}],"usage":' + usage + b"}\n\ndata: [DONE]\n\n")
+    offline = assemble(data)
+    run = subprocess.run([sys.executable, "-m", "pipeline.cli", "assemble", "-"],
+                         input=data, capture_output=True, timeout=60)
+    assert b"Traceback" not in run.stderr
+    assert orjson.loads(run.stdout) == offline
+    assert run.returncode == (0 if offline["outcome"] == "assembled" else 1)
+    world = World()
+    out = world.publish("r1", data)
+    assert record(out[0])["outcome"] == offline["outcome"]

@@ -7,8 +7,8 @@ Run from anywhere::
 Each capture is one function below that returns a :class:`Capture`: the raw HTTP body of a
 streamed chat completion (Server-Sent Events, written byte-exact) and the subset of the
 assembler's record that it must produce.  The shapes come from
-``shared/reference/provider-quirks.md`` (beside the repository); the comment on each case names the provider and
-the public report it reproduces.
+``shared/reference/provider-quirks.md`` (beside the repository); the comment on each case
+names the provider and the public report it reproduces.
 
 Every expected value is written out by hand from the assembler spec (never computed by running
 ``pipeline``): the expectations are literals, not derived from the bodies.  The ``repairs``
