@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipeline.broker.local import ensure_broker, stop
+from toolwire.broker.local import ensure_broker, stop
 
 
 @pytest.fixture(scope="session")

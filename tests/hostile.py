@@ -6,7 +6,7 @@ headers) following — or deliberately breaking — the input contract of
 (:class:`Outcome`): usually exactly one dead letter with a named reason, sometimes an assembled
 record (a hostile input the contract accepts, e.g. an empty key or a replayed chunk).
 
-Where an outcome depends on the body, it is computed with :func:`pipeline.core.assemble` under
+Where an outcome depends on the body, it is computed with :func:`toolwire.core.assemble` under
 the same limits the worker runs with (:data:`LIMITS`, :func:`worker_env`), and checked against
 the reason(s) the contract names for that kind (:attr:`Outcome.intended`): a disagreement
 between the two is a finding of its own (see :func:`disagreements`).
@@ -26,9 +26,11 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.core import Limits, Options, Provenance, assemble
-from pipeline.settings import Settings
-from pipeline.stream.messages import (
+from tests.core.captures import CAPTURES, Capture
+from tests.core.sse import body, call, chunk
+from toolwire.core import Limits, Options, Provenance, assemble
+from toolwire.settings import Settings
+from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,
     H_DECLARED_TOOLS,
@@ -40,8 +42,6 @@ from pipeline.stream.messages import (
     MAX_ID_BYTES,
     MAX_TOOLS_BYTES,
 )
-from tests.core.corpus import CAPTURES, Capture
-from tests.core.sse import body, call, chunk
 
 #: Small limits, so that every size attack stays small and fast; the corpus fits well within.
 LIMITS: Final = Limits(max_response_bytes=786_432, max_line_bytes=65_536,
@@ -878,7 +878,7 @@ class Generator:
     def valid(self, budget: int) -> list[Request]:
         """Corpus captures (strict ones left out: strict is a worker setting) in random
         slicings and sound envelopes, until ``budget`` messages; each with the record
-        :func:`pipeline.core.assemble` gives."""
+        :func:`toolwire.core.assemble` gives."""
         usable = [c for c in CAPTURES if not c.options.strict]
         out: list[Request] = []
         total = 0

@@ -16,7 +16,7 @@ NAMELESS = body(chunk(call(0, arguments="{}")), chunk(finish="tool_calls"))
 
 
 def toolwire(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "toolwire.cli", *args], input=stdin,
                           capture_output=True, timeout=60, check=False)
 
 
@@ -52,7 +52,7 @@ def test_usage_errors_exit_2_with_a_message_that_says_what_to_fix(tmp_path: Path
 
 
 def test_bad_limit_setting_is_a_clear_error() -> None:
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "assemble", "-"], input=GOOD,
+    done = subprocess.run([sys.executable, "-m", "toolwire.cli", "assemble", "-"], input=GOOD,
                           capture_output=True, timeout=60, check=False,
                           env={"TOOLWIRE_MAX_CALLS": "lots", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2

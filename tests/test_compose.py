@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pipeline.broker.local import kafka_version
+from toolwire.broker.local import kafka_version
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"

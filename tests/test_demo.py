@@ -22,7 +22,7 @@ def test_demo_prints_the_table_and_leaves_no_process(kafka_bootstrap: str,
                 "TOOLWIRE_TOPIC_ASSEMBLED": f"{name}.assembled",
                 "TOOLWIRE_TOPIC_DEADLETTER": f"{name}.deadletter",
                 "TOOLWIRE_STATE_DIR": str(tmp_path)})
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "demo", "--timeout", "120"],
+    done = subprocess.run([sys.executable, "-m", "toolwire.cli", "demo", "--timeout", "120"],
                           env=env, capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line for line in done.stdout.splitlines()[2:]}

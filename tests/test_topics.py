@@ -26,12 +26,14 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]  # no st
     ValidationError,
 )
 
-from pipeline import cli
-from pipeline.core import Assembler, Limits, Provenance, assemble
-from pipeline.settings import Settings
-from pipeline.stream import messages
-from pipeline.stream.encode import Origin
-from pipeline.stream.messages import (
+from tests.core.captures import CAPTURES, Capture
+from tests.core.sse import body, call, chunk
+from toolwire import cli
+from toolwire.core import Assembler, Limits, Provenance, assemble
+from toolwire.settings import Settings
+from toolwire.stream import messages
+from toolwire.stream.encode import Origin
+from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,
     H_DECLARED_TOOLS,
@@ -43,8 +45,8 @@ from pipeline.stream.messages import (
     Output,
     Sink,
 )
-from pipeline.stream.processor import Processor
-from pipeline.topics import (
+from toolwire.stream.processor import Processor
+from toolwire.topics import (
     ROLES,
     Contract,
     ContractError,
@@ -54,8 +56,6 @@ from pipeline.topics import (
     default_directory,
     load_contracts,
 )
-from tests.core.corpus import CAPTURES, Capture
-from tests.core.sse import body, call, chunk
 
 TOPICS_DIR = Path(__file__).resolve().parent.parent / "topics"
 DAY_MS = 24 * 3600 * 1000
@@ -556,7 +556,7 @@ def test_a_topic_the_listing_missed_is_checked_like_an_existing_one(
     contracts = load_contracts(TOPICS_DIR, Settings())
     hidden = contracts[0].name
     admin = _FakeAdmin({hidden: hidden_partitions}, listed=set())
-    monkeypatch.setattr("pipeline.topics.AIOKafkaAdminClient", lambda **_: admin)
+    monkeypatch.setattr("toolwire.topics.AIOKafkaAdminClient", lambda **_: admin)
     if outcome == "ok":
         lines = asyncio.run(apply_topics("fake:9092", contracts, timeout=2))
         assert lines[0] == f"ok {hidden}: 6 partitions, cleanup.policy=delete"

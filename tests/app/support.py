@@ -18,7 +18,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from pipeline.stream.messages import H_CHUNK_SEQ, H_DECLARED_TOOLS, H_END, H_REQUEST_ID
+from toolwire.stream.messages import H_CHUNK_SEQ, H_DECLARED_TOOLS, H_END, H_REQUEST_ID
 
 READY_LINE = "[^Worker]: Ready"
 
@@ -82,7 +82,7 @@ class Worker:
         deployment.state_dir.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "worker", "--loglevel", "info"],
+            [sys.executable, "-m", "toolwire.cli", "worker", "--loglevel", "info"],
             env=deployment.env(), stdout=self._log_file, stderr=subprocess.STDOUT,
             start_new_session=True)
 

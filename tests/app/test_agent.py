@@ -14,10 +14,10 @@ from unittest.mock import patch
 import orjson
 import pytest
 
-from pipeline.app import Toolwire, create_app
-from pipeline.settings import Settings
-from pipeline.stream.messages import Output, Sink
 from tests.core.sse import body, call, chunk
+from toolwire.app import Toolwire, create_app
+from toolwire.settings import Settings
+from toolwire.stream.messages import Output, Sink
 
 GOOD = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
             chunk(call(0, "", "", '"Paris"}'), finish="tool_calls"))

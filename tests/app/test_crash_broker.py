@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from pipeline.core import assemble
 from tests.app.support import (
     Chunk,
     Deployment,
@@ -22,7 +21,8 @@ from tests.app.support import (
     request_chunks,
 )
 from tests.app.test_pipeline_broker import comparable, slices
-from tests.core.corpus import CAPTURES
+from tests.core.captures import CAPTURES
+from toolwire.core import assemble
 
 pytestmark = pytest.mark.broker
 
@@ -79,8 +79,8 @@ def test_kill_after_publishing_replays_nothing(kafka_bootstrap: str, tmp_path: P
     "open defect: in 2 of 47 runs, a worker restarted after a SIGKILL lost the input record at "
     "a partition's committed offset inside faust-streaming 0.15.3's consumer after table "
     "recovery, and the response was dead-lettered as sequence_gap (never published wrong, "
-    "never silently dropped). pipeline/app/fixes.py closes three related holes; this one is "
-    "not closed yet."))
+    "never silently dropped). pipeline/toolwire/app/fixes.py closes three related holes; "
+    "this one is not closed yet."))
 def test_kill_mid_stream_then_restart(kafka_bootstrap: str, tmp_path: Path) -> None:
     dep = Deployment(kafka_bootstrap, tmp_path)
     asyncio.run(dep.create_topics())

@@ -38,19 +38,6 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]  # no st
     Draft202012Validator,
 )
 
-from pipeline.settings import Settings
-from pipeline.stream.messages import (
-    H_CHUNK_SEQ,
-    H_IDEMPOTENCY_KEY,
-    H_OUTCOME,
-    H_REQUEST_ID,
-    InputMessage,
-    Output,
-    Sink,
-    idempotency_key,
-)
-from pipeline.stream.processor import Processor
-from pipeline.topics import Contract, load_contracts
 from tests.app.support import Deployment, Worker
 from tests.hostile import (
     ASSEMBLED,
@@ -63,6 +50,19 @@ from tests.hostile import (
     plan,
     worker_env,
 )
+from toolwire.settings import Settings
+from toolwire.stream.messages import (
+    H_CHUNK_SEQ,
+    H_IDEMPOTENCY_KEY,
+    H_OUTCOME,
+    H_REQUEST_ID,
+    InputMessage,
+    Output,
+    Sink,
+    idempotency_key,
+)
+from toolwire.stream.processor import Processor
+from toolwire.topics import Contract, load_contracts
 
 TOPICS_DIR = Path(__file__).resolve().parents[2] / "topics"
 MESSAGES = int(os.environ.get("TOOLWIRE_HOSTILE_N", "1000"))

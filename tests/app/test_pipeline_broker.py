@@ -14,8 +14,6 @@ from typing import Any
 
 import pytest
 
-from pipeline.core import assemble
-from pipeline.stream.messages import H_CONTROL, idempotency_key
 from tests.app.support import (
     Chunk,
     Deployment,
@@ -26,8 +24,10 @@ from tests.app.support import (
     request_chunks,
     topic_bytes,
 )
-from tests.core.corpus import CAPTURES
+from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
+from toolwire.core import assemble
+from toolwire.stream.messages import H_CONTROL, idempotency_key
 
 pytestmark = pytest.mark.broker
 
@@ -198,7 +198,7 @@ def test_cli_release_and_consume(deployment: tuple[Deployment, Worker]) -> None:
     dep, _ = deployment
     got = run(dep, request_chunks("cli-s", "cli-r1", slices(BROKEN, 40)), until=1)
     assert got["cli-r1"][0]["reason"] == "missing_identity"
-    released = subprocess.run([sys.executable, "-m", "pipeline.cli", "dlq", "release", "cli-s"],
+    released = subprocess.run([sys.executable, "-m", "toolwire.cli", "dlq", "release", "cli-s"],
                               env=dep.env(), capture_output=True, text=True, timeout=60,
                               check=False)
     assert released.returncode == 0, released.stderr
@@ -206,7 +206,7 @@ def test_cli_release_and_consume(deployment: tuple[Deployment, Worker]) -> None:
     got = run(dep, request_chunks("cli-s", "cli-r2", slices(GOOD, 40)), until=1)
     assert got["cli-r2"][0]["_topic"] == dep.assembled  # the release was applied first
     consumed = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "consume", "assembled", "--from-beginning",
+        [sys.executable, "-m", "toolwire.cli", "consume", "assembled", "--from-beginning",
          "--idle-timeout", "3"], env=dep.env(), capture_output=True, text=True, timeout=60,
         check=False)
     assert consumed.returncode == 0, consumed.stderr

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import orjson
 
-from pipeline.core import assemble
+from toolwire.core import assemble
 
 SLICE = 1024
 

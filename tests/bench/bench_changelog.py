@@ -36,7 +36,6 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pipeline.broker.local import configured_bootstrap, ensure_broker, stop  # noqa: E402
 from tests.app.support import (  # noqa: E402
     Chunk,
     Deployment,
@@ -46,6 +45,7 @@ from tests.app.support import (  # noqa: E402
     request_chunks,
     topic_bytes,
 )
+from toolwire.broker.local import configured_bootstrap, ensure_broker, stop  # noqa: E402
 
 GOAL = 1.5
 TABLES = ("chunks", "responses", "quarantine")

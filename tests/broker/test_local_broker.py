@@ -16,9 +16,9 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from pipeline import cli
-from pipeline.broker import local
 from tests.broker_fixture import kafka_bootstrap  # noqa: F401  (fixture)
+from toolwire import cli
+from toolwire.broker import local
 
 N_MESSAGES = 100
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.core import Assembler, Limits, Options, assemble
 from tests.core.sse import body, call, chunk
+from toolwire.core import Assembler, Limits, Options, assemble
 
 
 def calls(record: dict[str, object]) -> list[tuple[object, ...]]:

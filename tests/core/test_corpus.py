@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.core import Assembler, assemble, decide
-from tests.core.corpus import CAPTURES, Capture
+from tests.core.captures import CAPTURES, Capture
+from toolwire.core import Assembler, assemble, decide
 
 IDS = [c.name for c in CAPTURES]
 

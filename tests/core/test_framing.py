@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.core.errors import Oversize
-from pipeline.core.framing import Framer
+from toolwire.core.errors import Oversize
+from toolwire.core.framing import Framer
 
 
 def frame(*slices: bytes, limit: int = 1 << 20) -> tuple[list[bytes], bool]:

@@ -12,7 +12,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.core import Limits, Options, assemble
+from toolwire.core import Limits, Options, assemble
 
 JSON_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False),
                       st.text(max_size=8), st.just(""))

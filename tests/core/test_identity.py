@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.core.identity import ABSENT, REPAIR_NAMES, Repair, accept_identity, settle_identity
+from toolwire.core.identity import ABSENT, REPAIR_NAMES, Repair, accept_identity, settle_identity
 
 
 @pytest.mark.parametrize("offered", ["call_1", "get_weather", " ", "0"])

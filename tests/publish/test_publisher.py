@@ -21,8 +21,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from pipeline import cli
-from pipeline.publish import (
+from toolwire import cli
+from toolwire.publish import (
     ChunkPublisher,
     PublishReport,
     RequestMeta,
@@ -30,7 +30,7 @@ from pipeline.publish import (
     publish_captures,
     split_events,
 )
-from pipeline.stream.messages import (
+from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,
     H_END,
@@ -402,12 +402,12 @@ def test_cli_no_end_and_several_captures(kafka_bootstrap: str, monkeypatch: pyte
 
 @pytest.mark.broker
 @pytest.mark.timeout(120)
-def test_python_dash_m_pipeline_cli_publish(kafka_bootstrap: str) -> None:
+def test_python_dash_m_toolwire_cli_publish(kafka_bootstrap: str) -> None:
     topic = asyncio.run(new_topic(kafka_bootstrap))
     env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
            "TOOLWIRE_TOPIC_CHUNKS": topic}
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "publish", str(CRLF), "--session", "sm",
+        [sys.executable, "-m", "toolwire.cli", "publish", str(CRLF), "--session", "sm",
          "--request", "rm"],
         env=env, capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, done.stderr

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.core.framing import Framer
-from pipeline.publish import split_events, split_fixed
-from tests.core.corpus import CAPTURES, Capture
+from tests.core.captures import CAPTURES, Capture
+from toolwire.core.framing import Framer
+from toolwire.publish import split_events, split_fixed
 
 EOLS = (b"\n", b"\r\n", b"\r")
 

@@ -12,10 +12,12 @@ from unittest.mock import patch
 import orjson
 import pytest
 
-from pipeline.core import assemble
-from pipeline.settings import Settings
-from pipeline.stream.encode import message_size
-from pipeline.stream.messages import (
+from tests.core.sse import body, call, chunk
+from tests.stream.test_processor import GOOD, World, record
+from toolwire.core import assemble
+from toolwire.settings import Settings
+from toolwire.stream.encode import message_size
+from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,
     H_END,
@@ -24,10 +26,8 @@ from pipeline.stream.messages import (
     Output,
     Sink,
 )
-from pipeline.stream.processor import Processor
-from pipeline.stream.state import DoneMarker, OpenResponse, decode_response
-from tests.core.sse import body, call, chunk
-from tests.stream.test_processor import GOOD, World, record
+from toolwire.stream.processor import Processor
+from toolwire.stream.state import DoneMarker, OpenResponse, decode_response
 
 DEEP = "[" * 300 + "]" * 300
 #: ``delete_files {"path":"/data","dry_run":true}`` with a hostile chunk in the middle.
@@ -57,7 +57,7 @@ def test_a_chunk_that_cannot_be_quoted_fails_its_whole_response() -> None:
 
 
 def test_assemble_prints_a_dead_letter_not_a_traceback() -> None:
-    run = subprocess.run([sys.executable, "-m", "pipeline.cli", "assemble", "-", "--compact"],
+    run = subprocess.run([sys.executable, "-m", "toolwire.cli", "assemble", "-", "--compact"],
                          input=POISONED, capture_output=True, timeout=60)
     assert run.returncode == 1, run.stderr
     assert b"Traceback" not in run.stderr
@@ -67,7 +67,7 @@ def test_assemble_prints_a_dead_letter_not_a_traceback() -> None:
 def test_any_fault_while_applying_a_chunk_fails_the_whole_response() -> None:
     world = World()
     first = world.send(HALVES[0], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "0"})
-    with patch("pipeline.core.assembly.Assembler._apply", side_effect=RecursionError("deep")):
+    with patch("toolwire.core.assembly.Assembler._apply", side_effect=RecursionError("deep")):
         second = world.send(HALVES[2], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "1"})
     third = world.send(b"data: [DONE]\n\n", {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "2",
                                             H_END: "eof"})
@@ -225,7 +225,7 @@ def test_usage_near_the_writers_depth_limit_gives_the_same_record_offline_and_in
     data = (b'data: {"id":"x","choices":[{"index":0,"delta":{"content":"hi"},'
             b'"finish_reason":"stop"}],"usage":' + usage + b"}\n\ndata: [DONE]\n\n")
     offline = assemble(data)
-    run = subprocess.run([sys.executable, "-m", "pipeline.cli", "assemble", "-"],
+    run = subprocess.run([sys.executable, "-m", "toolwire.cli", "assemble", "-"],
                          input=data, capture_output=True, timeout=60)
     assert b"Traceback" not in run.stderr
     assert orjson.loads(run.stdout) == offline

@@ -8,9 +8,11 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.core import assemble
-from pipeline.settings import Settings
-from pipeline.stream.messages import (
+from tests.core.captures import CAPTURES
+from tests.core.sse import body, call, chunk
+from toolwire.core import assemble
+from toolwire.settings import Settings
+from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,
     H_DECLARED_TOOLS,
@@ -21,10 +23,8 @@ from pipeline.stream.messages import (
     Sink,
     idempotency_key,
 )
-from pipeline.stream.processor import Processor
-from pipeline.stream.state import DoneMarker, decode_response
-from tests.core.corpus import CAPTURES
-from tests.core.sse import body, call, chunk
+from toolwire.stream.processor import Processor
+from toolwire.stream.state import DoneMarker, decode_response
 
 GOOD = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
             chunk(call(0, "", "", '"Paris"}'), finish="tool_calls"))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from pipeline.stream.state import (
+from tests.stream.test_processor import GOOD, World
+from toolwire.stream.state import (
     VERSION,
     DoneMarker,
     OpenResponse,
@@ -20,7 +21,6 @@ from pipeline.stream.state import (
     encode_quarantine,
     encode_response,
 )
-from tests.stream.test_processor import GOOD, World
 
 OPEN = OpenResponse(session="s1", partition=3, provider="deepseek", model=None,
                     tools=("a", "b"), first_offset=17, opened=1700000000.5)

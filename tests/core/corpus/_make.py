@@ -11,7 +11,7 @@ assembler's record that it must produce.  The shapes come from
 names the provider and the public report it reproduces.
 
 Every expected value is written out by hand from the assembler spec (never computed by running
-``pipeline``): the expectations are literals, not derived from the bodies.  The ``repairs``
+``toolwire``): the expectations are literals, not derived from the bodies.  The ``repairs``
 counts are explained in the comment next to them, per entry and per field.
 """
 

@@ -1,6 +1,0 @@
-"""The stream processor: Kafka messages of many interleaved responses → records to publish.
-
-:class:`~pipeline.stream.processor.Processor` holds all the logic and works on plain mutable
-mappings, so it is tested without Kafka or Faust; :mod:`pipeline.app` only hands it Faust tables
-and sends what it returns.
-"""

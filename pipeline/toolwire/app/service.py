@@ -1,0 +1,138 @@
+"""The Faust application of one worker, built on demand from settings.
+
+:func:`create_app` builds everything a worker runs — the Faust app, its three topics, its
+three tables, the agent and the sweep timer — from a :class:`~toolwire.settings.Settings`, so
+that nothing is read from the environment, written to disk or patched at import time. All logic
+lives in :class:`toolwire.stream.processor.Processor`; this glue decodes nothing (values and
+keys are consumed as raw bytes, so a bad message becomes a dead letter instead of being acked
+and lost by a failed Faust decode), hands the processor Faust tables, and publishes what it
+returns.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import faust
+
+from toolwire.app import fixes
+from toolwire.app.faust_app import build_faust_app
+from toolwire.app.tables import TextKeys
+from toolwire.settings import Settings
+from toolwire.stream.messages import InputMessage, Output, Sink
+from toolwire.stream.processor import Processor
+
+log = logging.getLogger("toolwire.app")
+
+
+class Toolwire:
+    """One worker's Faust app with its topics, tables, processor, agent and timer."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        fixes.install(settings.topic_chunks)
+        app = self.app = build_faust_app(settings)
+        raw: dict[str, Any] = {"key_type": bytes, "value_type": bytes,
+                               "key_serializer": "raw", "value_serializer": "raw"}
+        self.chunks_topic = app.topic(settings.topic_chunks, partitions=settings.partitions,
+                                      **raw)
+        self.sinks = {
+            Sink.ASSEMBLED: app.topic(settings.topic_assembled, **raw),
+            Sink.DEADLETTER: app.topic(settings.topic_deadletter, **raw),
+            Sink.CHUNKS: self.chunks_topic,
+        }
+        self.processor = Processor(
+            settings,
+            self._table("chunks", "raw chunks of open responses, deleted when decided"),
+            self._table("responses", "open responses' metadata, then dedupe markers"),
+            self._table("quarantine", "quarantined sessions until an operator releases them"))
+        # Writes tables: one message at a time (faust-streaming #606).
+        self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
+                               concurrency=1)(self._assemble)
+        app.timer(interval=settings.sweep_interval_seconds)(self._sweep)
+        app.on_partitions_revoked.connect(self._on_revoked)  # type: ignore[arg-type]
+        app.on_partitions_assigned.connect(self._on_assigned)  # type: ignore[arg-type]
+
+    def _table(self, name: str, help: str) -> TextKeys:
+        # Same partition count as the input topic: a table's changelog partition is the
+        # partition of the event that writes it, and restoring relies on the two lining up.
+        return TextKeys(self.app.Table(name, key_type=bytes, value_type=bytes,
+                                       partitions=self.settings.partitions, help=help))
+
+    async def publish(self, output: Output) -> None:
+        """Send one output; a record that decides a response is awaited until the broker has
+        it, and only then settled (its done marker written): a record that fails to publish
+        raises here, the worker stops without committing, and the restarted worker decides
+        the response again instead of finding it done."""
+        sent = await self.sinks[output.sink].send(
+            key=output.key, value=output.value, headers=output.headers,
+            partition=output.partition)
+        if output.settles is not None:
+            await sent
+            self.processor.settle(output)
+
+    async def _assemble(self, stream: faust.StreamT[bytes]) -> AsyncIterator[None]:
+        async for event in stream.events():
+            message = event.message
+            msg = InputMessage(topic=message.topic, partition=message.partition,
+                               offset=message.offset, key=message.key,
+                               value=event.value or b"", headers=_headers(event.headers),
+                               timestamp=message.timestamp)
+            try:
+                outputs = self.processor.handle(msg)
+            except Exception as exc:  # the processor fails responses itself: a last resort
+                log.error("internal error on %s[%d]@%d: %s", msg.topic, msg.partition,
+                          msg.offset, type(exc).__name__, exc_info=True)
+                outputs = [self.processor.message_failed(msg, exc)]
+            try:
+                for output in outputs:
+                    await self.publish(output)
+            except BaseException:
+                self.processor.unsettled()
+                raise
+            yield None
+
+    async def _sweep(self) -> None:
+        """Ask the owner of each partition to sweep idle responses and expired markers."""
+        app = self.app
+        if app.rebalancing or app.in_recovery:
+            return  # restored state is not complete yet
+        assigned = {tp.partition for tp in app.assignor.assigned_actives()
+                    if tp.topic == self.settings.topic_chunks}
+        for output in self.processor.sweep(assigned):
+            await self.publish(output)
+
+    async def _on_revoked(self, sender: Any, revoked: set[Any], **kwargs: Any) -> None:
+        self.processor.forget({tp.partition for tp in revoked
+                               if tp.topic == self.settings.topic_chunks})
+
+    async def _on_assigned(self, sender: Any, assigned: set[Any], **kwargs: Any) -> None:
+        self.processor.rescan = True
+
+    def run(self, loglevel: str = "info") -> int:
+        """Run the worker in this process until it is stopped (SIGINT or SIGTERM)."""
+        from faust.worker import Worker
+
+        app = self.app
+        app.finalize()
+        app.conf.web_enabled = False
+        app.worker_init()
+        worker = Worker(app, loglevel=loglevel, quiet=True)
+        worker.execute_from_commandline()  # exits the process when the worker stops
+        return 0
+
+
+def create_app(settings: Settings) -> Toolwire:
+    """Build a worker's app from settings (nothing happens until it runs)."""
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    return Toolwire(settings)
+
+
+def _headers(raw: Any) -> dict[str, bytes]:
+    """Kafka headers as the processor reads them; a header sent with a null value reads as
+    empty (never as the text ``None``), which the input contract treats as a missing value."""
+    items = raw.items() if isinstance(raw, dict) else (raw or [])
+    return {str(k): (v if isinstance(v, bytes) else b"" if v is None else str(v).encode())
+            for k, v in items}

@@ -1,0 +1,55 @@
+"""``toolwire``: one command line for every job, one argument style, one set of exit codes.
+
+Each command lives in a module of this package with ``add(subparsers)``, which registers its
+parser and its handler. A handler returns an exit status or raises :class:`~.common.Failure`
+(status 1, the command's negative outcome) or :class:`~.common.UsageError` (status 2); this
+module prints their message as ``toolwire COMMAND: message`` on stderr. Nothing else in the
+package parses arguments or defines exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from toolwire.cli import assemble, broker, consume, demo, dlq, publish, topics, worker
+from toolwire.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CommandError, Handler
+
+COMMANDS = (assemble, worker, publish, consume, dlq, topics, broker, demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolwire",
+        description=(
+            "Toolwire turns streamed LLM chat-completion chunks into complete, trustworthy "
+            "tool calls, and quarantines what cannot be trusted on a dead-letter topic."),
+        epilog=("exit status of every command: 0 ok, 1 the command's negative outcome "
+                "(a dead letter, a failure it explains), 2 usage error. "
+                "'toolwire COMMAND --help' explains each command."),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # argparse: 0 after --help, 2 on a usage error
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        (getattr(args, "parser", None) or parser).print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return handler(args)
+    except CommandError as exc:
+        print(f"{exc.prog or 'toolwire ' + str(args.command)}: {exc}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        print(f"toolwire {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

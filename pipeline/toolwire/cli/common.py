@@ -1,0 +1,92 @@
+"""What every command shares: exit codes, errors, validators, finding the broker."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Final, TypeAlias
+
+from toolwire.settings import Settings
+
+EXIT_OK: Final = 0
+#: The command's negative outcome: a dead letter, a topic that disagrees, a broker not found.
+EXIT_NEGATIVE: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INTERRUPTED: Final = 130
+
+Handler = Callable[[argparse.Namespace], int]
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+class CommandError(Exception):
+    """Ends a command with a message on stderr and an exit status."""
+
+    status: int = EXIT_NEGATIVE
+
+    def __init__(self, message: str, prog: str | None = None) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class Failure(CommandError):
+    status = EXIT_NEGATIVE
+
+
+class UsageError(CommandError):
+    status = EXIT_USAGE
+
+
+def say(prog: str, message: str) -> None:
+    """Progress for humans, on stderr: stdout stays for what scripts parse."""
+    print(f"{prog}: {message}", file=sys.stderr, flush=True)
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def tool_names(text: str) -> tuple[str, ...]:
+    """``a,b`` in order, without repeats; an empty value declares no tool at all (every call
+    is then an unknown tool)."""
+    return tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+
+
+def find_broker(prog: str, *, start: bool = False) -> str:
+    """The one way every command finds Kafka: ``KAFKA_BOOTSTRAP_SERVERS``, else the running
+    local broker, else (only for commands that own one) a local broker started now."""
+    from toolwire.broker.local import BrokerError
+    from toolwire.connect import resolve_bootstrap
+
+    try:
+        bootstrap, started = resolve_bootstrap(start=start)
+    except BrokerError as exc:
+        raise Failure(str(exc), prog) from None
+    if started:
+        say(prog, f"started the local broker at {bootstrap} (it keeps running; "
+                  "'toolwire broker stop' stops it)")
+    return bootstrap
+
+
+def load_settings(prog: str) -> Settings:
+    """Settings from the environment; a bad value is a usage error that names it."""
+    try:
+        return Settings.from_env()
+    except ValueError as exc:
+        raise UsageError(str(exc), prog) from None

@@ -1,0 +1,110 @@
+"""``toolwire publish``: captured bodies to the input topic, as a gateway would send them."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from toolwire.cli.common import (
+    EXIT_OK,
+    Failure,
+    Subparsers,
+    UsageError,
+    find_broker,
+    load_settings,
+    positive_int,
+    positive_seconds,
+    tool_names,
+)
+from toolwire.stream.messages import (
+    H_CHUNK_SEQ,
+    H_DECLARED_TOOLS,
+    H_END,
+    H_MODEL,
+    H_PROVIDER,
+    H_REQUEST_ID,
+)
+
+PROG = "toolwire publish"
+
+DESCRIPTION = f"""\
+Publish captured chat-completion response bodies to the input topic of the pipeline, exactly
+as a gateway relaying the live stream would: one request per CAPTURE file, all in session S.
+
+Each request becomes a run of Kafka messages:
+  key      the session id (so every request of a session goes to one partition, in order)
+  value    raw bytes of the body, unchanged: one SSE event per message by default, or
+           fixed --slice BYTES slices (which may cut lines, CRLF pairs and UTF-8 characters)
+  headers  {H_REQUEST_ID}, {H_CHUNK_SEQ} (0, 1, 2, ... without gaps), and {H_PROVIDER},
+           {H_MODEL}, {H_DECLARED_TOOLS} (comma-separated) when given
+followed by an end marker: an empty value with the next {H_CHUNK_SEQ} and {H_END}: eof.
+Concatenating the values of a request gives back the capture byte for byte.
+
+One line is printed per request: request id, chunks, bytes, end marker, partition and the
+first-last offsets, once the broker has acknowledged all of it."""
+
+EPILOG = """\
+broker: $KAFKA_BOOTSTRAP_SERVERS, else the local development broker (started if it is not
+running; see `toolwire broker --help`). topic: $TOOLWIRE_TOPIC_CHUNKS (default llm.sse.chunks);
+it must exist.
+exit status: 0 all published, 1 a capture could not be read or the broker/topic is not
+reachable, 2 usage error."""
+
+
+def add(sub: Subparsers) -> None:
+    p = sub.add_parser("publish", help="publish raw captures to the chunks topic, as a "
+                                       "gateway would",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("captures", nargs="+", metavar="CAPTURE",
+                   help="file holding one raw response body (SSE bytes as received)")
+    p.add_argument("--session", required=True, metavar="S",
+                   help="session id: the message key of every request")
+    p.add_argument("--request", metavar="R",
+                   help="request id (only with one CAPTURE; default: S-<file stem>-<8 hex>, "
+                        "fresh on every run so a replay is a new request)")
+    p.add_argument("--provider", metavar="P", help=f"value of the {H_PROVIDER} header")
+    p.add_argument("--model", metavar="M", help=f"value of the {H_MODEL} header")
+    p.add_argument("--tools", type=tool_names, metavar="A,B",
+                   help=f"tool names the request declared ({H_DECLARED_TOOLS} header); "
+                        "an empty value declares none, leaving it out means unknown")
+    p.add_argument("--slice", dest="slice_size", type=positive_int, metavar="BYTES",
+                   help="cut each body into BYTES-sized slices instead of one SSE event per "
+                        "message")
+    p.add_argument("--no-end", dest="end", action="store_false",
+                   help=f"leave out the {H_END} marker, as if the gateway died mid-stream "
+                        "(the pipeline expires the request after its TTL)")
+    p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
+                   help="give up when the broker does not answer within this long (30)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from toolwire.publish.publisher import PublishReport, load_captures, publish_loaded
+
+    if args.request is not None and len(args.captures) != 1:
+        raise UsageError(f"--request needs exactly one CAPTURE (got {len(args.captures)})",
+                         PROG)
+    if not args.session:
+        raise UsageError("--session must not be empty", PROG)
+    topic = load_settings(PROG).topic_chunks
+    try:
+        loaded = load_captures(args.captures)
+    except OSError as exc:
+        raise Failure(f"cannot read {exc.filename}: {exc.strerror}", PROG) from None
+
+    def progress(report: PublishReport) -> None:
+        print(report.line(), flush=True)
+
+    bootstrap = find_broker(PROG, start=True)
+    try:
+        asyncio.run(publish_loaded(
+            bootstrap, topic, loaded, session=args.session, request=args.request,
+            provider=args.provider, model=args.model,
+            tools=args.tools,
+            slice_size=args.slice_size, end=args.end, progress=progress,
+            connect_timeout=args.timeout,
+        ))
+    except Exception as exc:  # PublishError, KafkaError: all "could not publish"
+        raise Failure(str(exc) or type(exc).__name__, PROG) from None
+    return EXIT_OK

@@ -1,0 +1,331 @@
+"""Assembly of one streamed response: body slices in, calls with trustworthy identity out.
+
+The assembler is pure (no Kafka, no Faust, no I/O) so it can be tested, profiled and replayed
+offline, and its state serializes to compact bytes so the pipeline can carry an open response
+across a worker crash. The cost of a chunk is proportional to the chunk: argument fragments are
+kept as a list and joined once, at the end or at a snapshot, never per chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Final
+
+import orjson
+
+from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize
+from toolwire.core.framing import Framer
+from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
+from toolwire.core.limits import Limits
+from toolwire.core.records import REASONS
+from toolwire.core.wire import WireChunk, WireToolCall, diagnose, malformed, parse_chunk
+
+SNAPSHOT_VERSION = 1
+
+log = logging.getLogger("toolwire.assembly")
+
+
+INDEX_FALLBACKS: Final = int(Repair.INDEX_FALLBACKS)
+INDEX_REUSE_SPLITS: Final = int(Repair.INDEX_REUSE_SPLITS)
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _diagnosed(chunk: WireChunk, payload: bytes) -> MalformedChunk | None:
+    """The dead letter for a chunk whose walk failed, or ``None`` if its shape is sound.
+
+    It quotes the payload as received rather than the chunk written back out.
+    """
+    why = diagnose(chunk)
+    return None if why is None else malformed(payload, why)
+
+
+class Call:
+    """One tool call: (choice, index) plus identity and the argument fragments so far."""
+
+    __slots__ = ("arguments_bytes", "choice", "fragments", "id", "index", "name")
+
+    def __init__(self, choice: int, index: int) -> None:
+        self.choice = choice
+        self.index = index
+        self.id: str | None = None
+        self.name: str | None = None
+        self.fragments: list[str] = []
+        self.arguments_bytes = 0
+
+    @property
+    def arguments(self) -> str:
+        if len(self.fragments) > 1:
+            self.fragments = ["".join(self.fragments)]
+        return self.fragments[0] if self.fragments else ""
+
+
+class Choice:
+    """Per-choice text, finish reason and the map from wire index to call index."""
+
+    __slots__ = ("content", "finish_reason", "highest_index", "reasoning", "wire_index")
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.finish_reason: str | None = None
+        #: Wire ``index`` → the call it currently feeds (another call than the index names after
+        #: an index-reuse split, where a provider reuses ``index: 0`` for a new parallel call).
+        self.wire_index: dict[int, Call] = {}
+        self.highest_index = -1
+
+
+@dataclass(slots=True)
+class Assembler:
+    """Feed it the body of one response, slice by slice; then ask :mod:`toolwire.core.decide`."""
+
+    limits: Limits = field(default_factory=Limits)
+    framer: Framer = field(init=False)
+    choices: dict[int, Choice] = field(default_factory=dict)
+    calls: dict[tuple[int, int], Call] = field(default_factory=dict)
+    repairs: list[int] = field(default_factory=lambda: [0] * len(Repair))
+    usage: dict[str, object] | None = None
+    model: str | None = None
+    response_id: str | None = None
+    chunks: int = 0
+    body_bytes: int = 0
+    #: Set when the response is already known to be a dead letter; later input is ignored.
+    failure: DeadLetter | None = None
+
+    def __post_init__(self) -> None:
+        self.framer = Framer(self.limits.max_line_bytes)
+
+    @property
+    def done(self) -> bool:
+        """``data: [DONE]`` was seen."""
+        return self.framer.done
+
+    def feed(self, data: bytes) -> None:
+        """Apply one slice of the body (any size, cut anywhere)."""
+        self.body_bytes += len(data)
+        if self.failure is not None:
+            return
+        try:
+            if self.body_bytes > self.limits.max_response_bytes:
+                raise Oversize(
+                    f"the response is larger than {self.limits.max_response_bytes} bytes")
+            for payload in self.framer.feed(data):
+                chunk = parse_chunk(payload)
+                try:
+                    self._apply(chunk)  # the hot path: no wrapper call per chunk
+                except (AttributeError, TypeError) as exc:
+                    if (failure := _diagnosed(chunk, payload)) is None:
+                        raise  # not a shape fault: handled as an internal error below
+                    raise failure from exc
+        except DeadLetter as failure:
+            self.failure = failure
+        except Exception as exc:
+            # Whatever raised, this response can no longer be trusted as a whole: it fails
+            # here, once, rather than lose a chunk and publish the rest. Never the payload in
+            # the log: it may hold secrets.
+            log.error("internal error applying chunk %d: %s", self.chunks,
+                      type(exc).__name__, exc_info=True)
+            self.failure = InternalError(
+                f"{type(exc).__name__} while applying chunk {self.chunks} "
+                "(a Toolwire fault or input no rule names; see the worker log)")
+
+    def skip(self, size: int) -> None:
+        """Count a slice that arrived after the failure without holding its bytes."""
+        if self.failure is None:
+            raise ValueError("only a failed response may skip input")
+        self.body_bytes += size
+
+    def end(self) -> bool:
+        """The body ended; whether it ended with ``[DONE]``."""
+        if self.failure is not None:
+            return self.framer.done
+        return self.framer.finish()
+
+    def _apply(self, chunk: WireChunk) -> None:
+        """Apply one parsed chunk.
+
+        The walk trusts the shape and lets a wrong type fail on its own (a ``.get`` on a list,
+        iterating a number); only then does :func:`diagnose` walk the chunk again to name the
+        fault (see :meth:`feed`). Checking every type up front would cost the hot path as much
+        as the walk itself.
+        """
+        self.chunks += 1
+        if self.model is None:
+            model = chunk.get("model")
+            if accept_identity(model):
+                self.model = model
+        if self.response_id is None:
+            rid = chunk.get("id")
+            if accept_identity(rid):
+                self.response_id = rid
+        usage = chunk.get("usage")
+        if usage is not None:
+            if type(usage) is not dict:
+                raise malformed(chunk, "'usage' is not an object")
+            if usage:
+                # The record carries usage verbatim, so it must be writable back out: orjson
+                # reads nesting deeper than it writes (usually one small object per response).
+                # Two levels of margin: a held record nests it inside a dead letter.
+                try:
+                    orjson.dumps([[usage]])
+                except TypeError:
+                    raise malformed(chunk, "'usage' is nested too deeply to carry") from None
+            self.usage = usage
+        choices = chunk.get("choices")
+        if not choices:
+            if choices is not None and type(choices) is not list:
+                raise malformed(chunk, "'choices' is not a list")
+            return
+        for position, wire_choice in enumerate(choices):
+            index = wire_choice.get("index")
+            if index is None:
+                index = position
+            elif type(index) is not int or index < 0:
+                raise malformed(chunk, "a choice 'index' is not a non-negative integer")
+            choice = self.choices.get(index)
+            if choice is None:
+                if len(self.choices) >= self.limits.max_choices:
+                    raise Oversize(f"more than {self.limits.max_choices} choices")
+                choice = self.choices[index] = Choice()
+            finish = wire_choice.get("finish_reason")
+            if finish and type(finish) is str:
+                choice.finish_reason = finish
+            delta = wire_choice.get("delta")
+            if not delta:
+                if delta is not None and type(delta) is not dict:
+                    raise malformed(chunk, "'delta' is not an object")
+                continue
+            content = delta.get("content")
+            if content and type(content) is str:
+                choice.content.append(content)
+            reasoning = delta.get("reasoning_content")
+            if reasoning and type(reasoning) is str:
+                choice.reasoning.append(reasoning)
+            tool_calls = delta.get("tool_calls")
+            if tool_calls:
+                for call_position, entry in enumerate(tool_calls):
+                    self._apply_call(chunk, index, choice, call_position, entry)
+            elif tool_calls is not None and type(tool_calls) is not list:
+                raise malformed(chunk, "'tool_calls' is not a list")
+
+    def _apply_call(self, chunk: WireChunk, choice_index: int, choice: Choice, position: int,
+                    entry: WireToolCall) -> None:
+        repairs = self.repairs
+        wire_index = entry.get("index")
+        if wire_index is None:
+            wire_index = position
+            repairs[INDEX_FALLBACKS] += 1
+        elif type(wire_index) is not int or wire_index < 0:
+            raise malformed(chunk, "a tool call 'index' is not a non-negative integer")
+        function = entry.get("function")
+        if function:
+            offered_name: object = function.get("name", ABSENT)
+            arguments = function.get("arguments")
+        elif function is None or type(function) is dict:
+            offered_name = ABSENT
+            arguments = None
+        else:
+            raise malformed(chunk, "'function' is not an object")
+        offered_id = entry.get("id", ABSENT)
+        call = choice.wire_index.get(wire_index)
+        if call is None:
+            call_index = wire_index
+            if (choice_index, call_index) in self.calls:  # taken by an index-reuse split
+                call_index = choice.highest_index + 1
+            call = self._new_call(choice_index, choice, wire_index, call_index)
+        elif (call.fragments and offered_id != call.id and offered_name != call.name
+                and call.id and call.name
+                and accept_identity(offered_id) and accept_identity(offered_name)):
+            # Ollama reuses index 0 for parallel calls: a whole new identity after arguments
+            # began is a new call, not a rename of the old one.
+            repairs[INDEX_REUSE_SPLITS] += 1
+            call = self._new_call(choice_index, choice, wire_index, choice.highest_index + 1)
+        if offered_id is not ABSENT:
+            call.id = settle_identity(call.id, offered_id, repairs)
+        if offered_name is not ABSENT:
+            call.name = settle_identity(call.name, offered_name, repairs)
+        if arguments:
+            # A non-string fails here (no isascii) and is diagnosed by ``feed``.
+            size = len(arguments) if arguments.isascii() else _utf8_len(arguments)
+            call.arguments_bytes += size
+            if call.arguments_bytes > self.limits.max_arguments_bytes:
+                raise Oversize(f"call {call.index} of choice {call.choice} has more than "
+                               f"{self.limits.max_arguments_bytes} bytes of arguments")
+            call.fragments.append(arguments)
+        elif arguments is not None and arguments != "":
+            raise malformed(chunk, "'function.arguments' is not a string")
+
+    def _new_call(self, choice_index: int, choice: Choice, wire_index: int, index: int) -> Call:
+        if len(self.calls) >= self.limits.max_calls:
+            raise Oversize(f"more than {self.limits.max_calls} tool calls")
+        call = Call(choice_index, index)
+        self.calls[(choice_index, index)] = call
+        choice.wire_index[wire_index] = call
+        choice.highest_index = max(choice.highest_index, index, wire_index)
+        return call
+
+    # -- state -------------------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The whole state as compact bytes; :meth:`restore` gives back an equal assembler."""
+        state = {
+            "v": SNAPSHOT_VERSION,
+            "framer": self.framer.snapshot(),
+            "choices": [
+                [i, "".join(c.content), "".join(c.reasoning), c.finish_reason,
+                 [[w, call.index] for w, call in c.wire_index.items()], c.highest_index]
+                for i, c in self.choices.items()
+            ],
+            "calls": [[c.choice, c.index, c.id, c.name, c.arguments, c.arguments_bytes]
+                      for c in self.calls.values()],
+            "repairs": self.repairs,
+            "usage": self.usage,
+            "model": self.model,
+            "response_id": self.response_id,
+            "chunks": self.chunks,
+            "bytes": self.body_bytes,
+            "failure": None if self.failure is None
+            else [self.failure.reason, self.failure.detail],
+        }
+        return orjson.dumps(state)
+
+    @classmethod
+    def restore(cls, snapshot: bytes, limits: Limits | None = None) -> Assembler:
+        state = orjson.loads(snapshot)
+        if state.get("v") != SNAPSHOT_VERSION:
+            raise ValueError(f"unknown assembler snapshot version {state.get('v')!r}")
+        asm = cls(limits or Limits())
+        asm.framer = Framer.restore(state["framer"], asm.limits.max_line_bytes)
+        wire_indexes: dict[int, list[list[int]]] = {}
+        for i, content, reasoning, finish, wire_index, highest in state["choices"]:
+            choice = asm.choices[i] = Choice()
+            choice.content = [content] if content else []
+            choice.reasoning = [reasoning] if reasoning else []
+            choice.finish_reason = finish
+            choice.highest_index = highest
+            wire_indexes[i] = wire_index
+        for choice_index, index, call_id, name, arguments, arguments_bytes in state["calls"]:
+            call = Call(choice_index, index)
+            call.id, call.name = call_id, name
+            call.fragments = [arguments] if arguments else []
+            call.arguments_bytes = arguments_bytes
+            asm.calls[(choice_index, index)] = call
+        for i, pairs in wire_indexes.items():
+            asm.choices[i].wire_index = {w: asm.calls[(i, c)] for w, c in pairs}
+        asm.repairs = list(state["repairs"])
+        asm.usage = state["usage"]
+        asm.model = state["model"]
+        asm.response_id = state["response_id"]
+        asm.chunks = state["chunks"]
+        asm.body_bytes = state["bytes"]
+        if state["failure"] is not None:
+            reason, detail = state["failure"]
+            if reason not in REASONS:
+                raise ValueError(f"unknown dead-letter reason {reason!r} in a snapshot")
+            failure = DeadLetter(detail)
+            failure.reason = reason
+            asm.failure = failure
+        return asm

@@ -1,0 +1,196 @@
+"""The decision at the end of a response: one assembled record or one dead letter.
+
+The record is the contract with downstream services (tool executors, session stores), so the
+rules are strict where trust is at stake (an empty ``id`` or ``name`` never leaves; nor does half
+a tool turn) and verbatim where the provider has spoken (``finish_reason`` is never rewritten;
+a ``length`` truncation is reported as truncated, never as a failure or a retry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import orjson
+
+from toolwire.core.assembly import Assembler, Call
+from toolwire.core.identity import REPAIR_NAMES, Repair
+from toolwire.core.limits import Limits
+from toolwire.core.records import (
+    AssembledRecord,
+    CallRecord,
+    DeadLetterCall,
+    DeadLetterDecision,
+    Decision,
+    Reason,
+)
+
+#: What :func:`decide` returns: see :mod:`toolwire.core.records`.
+Record = Decision
+
+#: Finish reasons after which the calls of a choice may be executed.
+EXECUTABLE_FINISH = frozenset({"stop", "tool_calls"})
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the decision may depend on besides the stream itself."""
+
+    #: Tool names the request declared; ``None`` skips the ``unknown_tool`` check.
+    declared_tools: frozenset[str] | None = None
+    #: Dead-letter any identity conflict instead of letting the last non-empty value win.
+    strict: bool = False
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Who the response belongs to; carried into the record unchanged."""
+
+    request_id: str | None = None
+    session_id: str | None = None
+    provider: str | None = None
+    model: str | None = None
+
+
+def _arguments_json(arguments: str) -> bool:
+    if not arguments:
+        return False
+    try:
+        orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def call_record(call: Call) -> CallRecord:
+    arguments = call.arguments
+    return {"choice": call.choice, "index": call.index, "id": call.id, "name": call.name,
+            "arguments": arguments, "arguments_json": _arguments_json(arguments)}
+
+
+def missing_identity(call: Call) -> list[Literal["id", "name"]]:
+    missing: list[Literal["id", "name"]] = []
+    if not call.id:
+        missing.append("id")
+    if not call.name:
+        missing.append("name")
+    return missing
+
+
+def dead_letter(asm: Assembler, provenance: Provenance, reason: Reason,
+                detail: str) -> DeadLetterDecision:
+    """The decision that a whole response is a dead letter, with everything known of it."""
+    first = asm.choices.get(0)
+    calls: list[DeadLetterCall] = [{**call_record(c), "missing": missing_identity(c)}
+                                   for c in asm.calls.values()]
+    return {
+        "outcome": "dead_letter",
+        "request_id": provenance.request_id,
+        "session_id": provenance.session_id,
+        "provider": provenance.provider,
+        "model": provenance.model or asm.model,
+        "response_id": asm.response_id,
+        "finish_reason": None if first is None else first.finish_reason,
+        "finish_reasons": _finish_reasons(asm),
+        "usage": asm.usage,
+        "repairs": _repairs(asm),
+        "chunks": asm.chunks,
+        "bytes": asm.body_bytes,
+        "reason": reason,
+        "detail": detail,
+        "calls": calls,
+    }
+
+
+def _finish_reasons(asm: Assembler) -> dict[str, str | None]:
+    return {str(i): c.finish_reason for i, c in sorted(asm.choices.items())}
+
+
+def _repairs(asm: Assembler) -> dict[str, int]:
+    return dict(zip(REPAIR_NAMES, asm.repairs, strict=True))
+
+
+def decide(asm: Assembler, options: Options | None = None,
+           provenance: Provenance | None = None, *,
+           ended_with_done: bool | None = None) -> Decision:
+    """Close the response and return its record (``outcome`` says which kind)."""
+    options = options or Options()
+    provenance = provenance or Provenance()
+    done = asm.end() if ended_with_done is None else ended_with_done
+    if asm.failure is not None:
+        return dead_letter(asm, provenance, asm.failure.reason, asm.failure.detail)
+    if not done:
+        return dead_letter(asm, provenance, "stream_closed",
+                           "the body ended without data: [DONE] (connection dropped or cut)")
+
+    truncated = False
+    error_code: str | None = None
+    withheld_choices: set[int] = set()
+    for index, choice in sorted(asm.choices.items()):
+        finish = choice.finish_reason
+        if finish is None or finish in EXECUTABLE_FINISH:
+            continue
+        withheld_choices.add(index)
+        if finish == "length":
+            truncated = True
+        elif error_code is None:
+            error_code = finish.upper()
+    if truncated:
+        error_code = None
+
+    executable = [c for c in asm.calls.values() if c.choice not in withheld_choices]
+    lacking = [c for c in executable if missing_identity(c)]
+    if lacking:
+        detail = "; ".join(
+            f"call {c.index} of choice {c.choice} has no {' or '.join(missing_identity(c))}"
+            for c in lacking)
+        return dead_letter(asm, provenance, "missing_identity", detail)
+    if options.declared_tools is not None:
+        unknown = [c for c in executable if c.name not in options.declared_tools]
+        if unknown:
+            names = ", ".join(repr(c.name) for c in unknown)
+            return dead_letter(asm, provenance, "unknown_tool",
+                               f"not among the declared tools: {names}")
+    conflicts = asm.repairs[Repair.IDENTITY_CONFLICTS]
+    if options.strict and conflicts:
+        return dead_letter(asm, provenance, "identity_conflict",
+                           f"{conflicts} identity value(s) replaced by a different one "
+                           "(strict mode)")
+
+    first = asm.choices.get(0)
+    content = "".join(first.content) if first and first.content else None
+    reasoning = "".join(first.reasoning) if first and first.reasoning else None
+    finish_reason = None if first is None else first.finish_reason
+    retryable = False
+    if (not asm.calls and content is None and reasoning is None and error_code is None
+            and not truncated and finish_reason in (None, "stop")):
+        error_code = "EMPTY_RESPONSE"
+        retryable = True
+    record: AssembledRecord = {
+        "outcome": "assembled",
+        "request_id": provenance.request_id,
+        "session_id": provenance.session_id,
+        "provider": provenance.provider,
+        "model": provenance.model or asm.model,
+        "response_id": asm.response_id,
+        "finish_reason": finish_reason,
+        "finish_reasons": _finish_reasons(asm),
+        "usage": asm.usage,
+        "repairs": _repairs(asm),
+        "chunks": asm.chunks,
+        "bytes": asm.body_bytes,
+        "truncated": truncated,
+        "error_code": error_code,
+        "retryable": retryable,
+        "content": content,
+        "reasoning": reasoning,
+        "choices": [{"choice": i, "finish_reason": c.finish_reason,
+                     "content": "".join(c.content) or None,
+                     "reasoning": "".join(c.reasoning) or None}
+                    for i, c in sorted(asm.choices.items())],
+        "tool_calls": [call_record(c) for c in executable],
+        "withheld_tool_calls": [call_record(c) for c in asm.calls.values()
+                                if c.choice in withheld_choices],
+    }
+    return record

@@ -1,0 +1,28 @@
+"""Bounds on what one response may cost.
+
+Every bound is a setting with a safe default, so a hostile or broken upstream can cost a worker
+at most a known amount of memory before its response is dead-lettered as ``oversize``. They are
+read from ``TOOLWIRE_MAX_*`` by :mod:`toolwire.settings` (the core reads no environment).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-response bounds; exceeding any of them dead-letters the response as ``oversize``."""
+
+    #: Raw body bytes of one response (all slices together).
+    max_response_bytes: int = 16 * MiB
+    #: One SSE line, and the data of one SSE event (several ``data:`` lines joined).
+    max_line_bytes: int = 4 * MiB
+    #: Arguments of one call (UTF-8 bytes).
+    max_arguments_bytes: int = 4 * MiB
+    #: Calls of one response, all choices together.
+    max_calls: int = 128
+    #: Choices of one response (``n`` in the request).
+    max_choices: int = 16

@@ -1,0 +1,538 @@
+"""Per-message logic of a worker: chunks of many interleaved responses in, records out.
+
+Everything durable lives in three mutable mappings that Faust backs with changelogged tables
+(their value types and codecs are in :mod:`toolwire.stream.state`); everything else (the open
+assemblers) is a cache that can be rebuilt from them after a crash or a rebalance. What the
+processor writes per chunk is the chunk itself, once, under a short key: changelog bytes grow
+linearly with the input, never with the square of it.
+
+A decided response is *pending* until its record is published: only then does
+:meth:`Processor.settle` write its done marker and delete its chunks, so a record that fails
+to publish is decided again after a restart rather than lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
+
+import orjson
+
+from toolwire.core import Assembler, Options, Provenance, decide
+from toolwire.core.decide import dead_letter
+from toolwire.core.records import DeadLetterDecision, Decision, message_fault
+from toolwire.settings import Settings
+from toolwire.stream.encode import Encoder, Origin, dumps
+from toolwire.stream.messages import (
+    CONTROL_RELEASE,
+    CONTROL_SWEEP,
+    END_MARKERS,
+    H_CHUNK_SEQ,
+    H_CONTROL,
+    H_DECLARED_TOOLS,
+    H_END,
+    H_MODEL,
+    H_PROVIDER,
+    H_REQUEST_ID,
+    MAX_CHUNK_SEQ,
+    MAX_ID_BYTES,
+    MAX_TOOLS_BYTES,
+    InputMessage,
+    Output,
+    Sink,
+)
+from toolwire.stream.state import (
+    Chunks,
+    DoneMarker,
+    OpenResponse,
+    Quarantine,
+    QuarantineEntry,
+    Responses,
+    StoredChunk,
+)
+
+log = logging.getLogger("toolwire.processor")
+
+
+@dataclass
+class Live:
+    """An open response in memory: rebuilt from the tables when missing."""
+
+    request_id: str
+    session_id: str
+    partition: int
+    provider: str | None
+    model: str | None
+    tools: frozenset[str] | None
+    first_offset: int
+    assembler: Assembler
+    next_seq: int = 0
+    last_offset: int | None = None
+
+    @property
+    def origin(self) -> Origin:
+        return Origin(self.partition, self.first_offset, self.last_offset)
+
+    @property
+    def provenance(self) -> Provenance:
+        return Provenance(request_id=self.request_id, session_id=self.session_id,
+                          provider=self.provider, model=self.model)
+
+
+class Processor:
+    """Applies input messages in partition order; returns what to publish."""
+
+    def __init__(self, settings: Settings, chunks: MutableMapping[str, bytes],
+                 responses: MutableMapping[str, bytes], quarantine: MutableMapping[str, bytes],
+                 clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.chunks = Chunks(chunks)
+        self.responses = Responses(responses)
+        self.quarantine = Quarantine(quarantine)
+        self.clock = clock
+        self.wall = wall
+        self.encoder = Encoder(settings, wall)
+        self.live: dict[str, Live] = {}
+        #: Monotonic time of the last message of each open response (restored ones: when first
+        #: noticed after the restart, so they too are swept one TTL later).
+        self.last_seen: dict[str, float] = {}
+        #: Decided responses in decision order: request id → (wall time, partition).
+        self.done_at: dict[str, tuple[float, int]] = {}
+        #: Set when partitions are assigned: the next sweep scans the tables for restored state.
+        self.rescan = True
+        #: Decided responses whose record is not yet published: request id → (live, outcome).
+        self.pending: dict[str, tuple[Live, str]] = {}
+        self.stats: Counter[str] = Counter()
+
+    # -- input -------------------------------------------------------------------------------
+
+    def handle(self, msg: InputMessage) -> list[Output]:
+        """What to publish for one input message; call :meth:`settle` once it is published."""
+        self.stats["messages"] += 1
+        control = msg.header(H_CONTROL)
+        if control is not None:
+            return self._control(msg, control)
+        fault, request_id, session_id, seq = _read_envelope(msg)
+        if fault is not None:
+            return self._malformed_message(msg, session_id, request_id, fault)
+        assert request_id is not None and session_id is not None and seq is not None
+        try:
+            return self._chunk(msg, request_id, session_id, seq)
+        except Exception as exc:
+            # Whatever failed, the response fails whole, with its raw chunks: never drop this
+            # chunk and go on assembling the rest (that would publish a call missing a part).
+            log.error("request %s: internal error on %s[%d]@%d: %s", request_id, msg.topic,
+                      msg.partition, msg.offset, type(exc).__name__, exc_info=True)
+            self.stats["internal_errors"] += 1
+            return self._fail_internal(msg, request_id, session_id, seq, exc)
+
+    def _chunk(self, msg: InputMessage, request_id: str, session_id: str,
+               seq: int) -> list[Output]:
+        state = self.responses.get(request_id)
+        if request_id in self.pending or isinstance(state, DoneMarker):
+            kind = "end_after_decision" if msg.header(H_END) else "late_after_decision"
+            self.stats[kind] += 1
+            log.debug("request %s: chunk %d after the decision (%s)", request_id, seq, kind)
+            return []
+        live = self.live.get(request_id)
+        if live is None:
+            if state is not None:
+                live = self._rebuild(request_id, state)
+            else:
+                live = self._open(request_id, session_id, msg)
+        if seq < live.next_seq:
+            if seq == live.next_seq - 1 and msg.headers.get(H_END) is not None:
+                # The end marker was applied, but its record never published (the worker
+                # stopped first): decide again, now, rather than wait for the sweep.
+                self.stats["end_replayed"] += 1
+                return self._end(live, msg)
+            self.stats["duplicates_skipped"] += 1
+            return []
+        self.last_seen[request_id] = self.clock()
+        live.last_offset = msg.offset
+        if seq > live.next_seq:
+            return self._finish(live, dead_letter(
+                live.assembler, live.provenance, "sequence_gap",
+                f"expected chunk {live.next_seq}, got chunk {seq}: chunks were lost"),
+                extra_raw=[(seq, msg.value)])
+        asm = live.assembler
+        failure = asm.failure
+        if failure is None or (failure.reason != "oversize" and asm.body_bytes + len(msg.value)
+                               <= self.settings.limits.max_response_bytes):
+            # After any failure but size, the rest of the body is still kept for the dead
+            # letter's raw chunks (a replay after a fix needs the whole body).
+            self.chunks.put(request_id, seq, StoredChunk.of(msg.value))
+        else:
+            self.chunks.put(request_id, seq, StoredChunk.skipped(len(msg.value)))
+        live.next_seq += 1
+        self.stats["chunks_applied"] += 1
+        asm.feed(msg.value)
+        if msg.headers.get(H_END) is not None:
+            return self._end(live, msg)
+        # Even after ``[DONE]`` or a failure the response waits for the gateway's end marker:
+        # its record then covers the whole body, exactly as ``toolwire assemble`` gives it.
+        return []
+
+    def _end(self, live: Live, msg: InputMessage) -> list[Output]:
+        """The gateway's end marker: decide the response."""
+        asm = live.assembler
+        end = msg.header(H_END)
+        if end not in END_MARKERS:
+            return self._finish(live, dead_letter(
+                asm, live.provenance, "malformed_message",
+                f"unknown {H_END} marker {_quote(msg.headers[H_END])} "
+                "(expected eof, error or cancelled)"))
+        if end != "eof" and asm.failure is None and not asm.end():
+            return self._finish(live, dead_letter(
+                asm, live.provenance, "stream_closed",
+                f"the gateway ended the body with {end!r} before data: [DONE]"))
+        return self._finish(live, self._decide(live))
+
+    def _open(self, request_id: str, session_id: str, msg: InputMessage) -> Live:
+        tools_text = msg.header(H_DECLARED_TOOLS)
+        tools = (frozenset(t.strip() for t in tools_text.split(",") if t.strip())
+                 if tools_text is not None else None)
+        live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
+                    provider=msg.header(H_PROVIDER) or None, model=msg.header(H_MODEL) or None,
+                    tools=tools,
+                    first_offset=msg.offset, assembler=Assembler(self.settings.limits))
+        self.responses.put(request_id, OpenResponse(
+            session=session_id, partition=msg.partition, provider=live.provider,
+            model=live.model, tools=None if tools is None else tuple(sorted(tools)),
+            first_offset=msg.offset, opened=self.wall()))
+        self.live[request_id] = live
+        self.stats["responses_opened"] += 1
+        return live
+
+    def _rebuild(self, request_id: str, state: OpenResponse) -> Live:
+        """Continue a response after a crash or rebalance: replay its stored chunks."""
+        live = Live(request_id=request_id, session_id=state.session, partition=state.partition,
+                    provider=state.provider, model=state.model,
+                    tools=None if state.tools is None else frozenset(state.tools),
+                    first_offset=state.first_offset, assembler=Assembler(self.settings.limits))
+        while (stored := self.chunks.get(request_id, live.next_seq)) is not None:
+            if stored.body is None:
+                live.assembler.skip(stored.size)
+            else:
+                live.assembler.feed(stored.body)
+            live.next_seq += 1
+        self.live[request_id] = live
+        self.last_seen.setdefault(request_id, self.clock())
+        self.stats["responses_rebuilt"] += 1
+        log.info("request %s: rebuilt from %d stored chunks", request_id, live.next_seq)
+        return live
+
+    def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
+                       exc: Exception) -> list[Output]:
+        """The dead letter of a response whose handling raised, covering all its chunks."""
+        detail = (f"{type(exc).__name__} while handling chunk {seq} "
+                  "(a Toolwire fault or input no rule names; see the worker log)")
+        live = self.live.get(request_id)
+        if live is not None:
+            stored = self.chunks.get(request_id, seq)
+            extra = [] if stored is not None and stored.body is not None else [(seq, msg.value)]
+            return self._finish(live, dead_letter(live.assembler, live.provenance,
+                                                  "internal_error", detail), extra_raw=extra)
+        # It failed before the response was open in memory: fail it from this message alone,
+        # and mark it decided so that its later chunks are not assembled without this one.
+        live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
+                    provider=None, model=None, tools=None, first_offset=msg.offset,
+                    assembler=Assembler(self.settings.limits), last_offset=msg.offset)
+        return self._finish(live, dead_letter(live.assembler, live.provenance,
+                                              "internal_error", detail),
+                            extra_raw=[(seq, msg.value)])
+
+    # -- decision and publication ------------------------------------------------------------
+
+    def _decide(self, live: Live) -> Decision:
+        options = Options(declared_tools=live.tools, strict=self.settings.strict,
+                          limits=self.settings.limits)
+        return decide(live.assembler, options, live.provenance)
+
+    def _finish(self, live: Live, record: Decision,
+                extra_raw: list[tuple[int, bytes]] | None = None) -> list[Output]:
+        """The record (or its dead letter) to publish; the state is dropped by :meth:`settle`.
+
+        The done marker is written only once the record is published: a record that fails
+        to publish leaves the response open, so the replay after a restart decides it again
+        instead of finding it "done" and publishing nothing.
+        """
+        session = live.session_id
+        output: Output | None = None
+        if record["outcome"] == "assembled":
+            if session in self.quarantine:
+                held = record
+                record = dead_letter(live.assembler, live.provenance, "session_quarantined",
+                                     "an earlier response of this session was dead-lettered; "
+                                     f"release it with: toolwire dlq release {session}")
+                record["held_record"] = held
+            else:
+                output = self.encoder.assembled(record, session, live.request_id)
+                if output is None:
+                    record = self._oversize(live, record)
+        if record["outcome"] == "dead_letter":
+            stored = ((seq, self.chunks.get(live.request_id, seq))
+                      for seq in range(live.next_seq))
+            raw = [(seq, chunk.body) for seq, chunk in stored
+                   if chunk is not None and chunk.body is not None]
+            output = self.encoder.dead_letter(record, live.origin, [*raw, *(extra_raw or [])],
+                                              settles=live.request_id)
+            self._quarantine(session, record)
+        assert output is not None
+        self.live.pop(live.request_id, None)
+        self.last_seen.pop(live.request_id, None)
+        self.pending[live.request_id] = (live, record["outcome"])
+        return [output]
+
+    def _quarantine(self, session: str | None, record: DeadLetterDecision) -> None:
+        if session and session not in self.quarantine:
+            self.quarantine.put(session, QuarantineEntry(
+                reason=record["reason"], request_id=record["request_id"], since=self.wall()))
+            self.stats["sessions_quarantined"] += 1
+
+    def settle(self, output: Output) -> None:
+        """``output`` is published: forget the response it decided, keep its done marker.
+
+        Runs in the same event as :meth:`handle` (the table writes need its partition).
+        """
+        if output.settles is None:
+            return
+        live, outcome = self.pending.pop(output.settles)
+        for seq in range(live.next_seq):
+            self.chunks.drop(live.request_id, seq)
+        done = self.wall()
+        self.responses.put(live.request_id, DoneMarker(done=done, partition=live.partition,
+                                                       outcome=outcome))
+        self.done_at[live.request_id] = (done, live.partition)
+        self.stats["records_" + outcome] += 1
+
+    def unsettled(self) -> None:
+        """Publication failed: forget what was decided; the tables still hold it as open."""
+        self.pending.clear()
+
+    def _oversize(self, live: Live, record: Decision) -> DeadLetterDecision:
+        size = len(dumps(record) or b"")
+        detail = (f"the assembled record is {size} bytes, over TOOLWIRE_MAX_RECORD_BYTES="
+                  f"{self.settings.max_record_bytes}" if size else
+                  "the assembled record cannot be written as JSON")
+        self.stats["records_too_large"] += 1
+        return dead_letter(live.assembler, live.provenance, "oversize", detail)
+
+    def _malformed_message(self, msg: InputMessage, session: str | None,
+                           request_id: str | None, detail: str) -> list[Output]:
+        """A message that breaks the input contract cannot join a response: dead-letter it."""
+        record = message_fault("malformed_message", detail, request_id, session)
+        self.stats["malformed_messages"] += 1
+        self._quarantine(session, record)
+        return [self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
+                                         [(-1, msg.value)])]
+
+    def message_failed(self, msg: InputMessage, exc: BaseException) -> Output:
+        """The agent's last resort when :meth:`handle` itself raised: a dead letter of this
+        one message (schema-valid, bounded), built without touching the tables."""
+        record = message_fault("internal_error",
+                               f"{type(exc).__name__} in the processor (see the worker log)",
+                               None, None)
+        return self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
+                                        [(-1, msg.value)])
+
+    # -- control: release and sweep ----------------------------------------------------------
+
+    def _control(self, msg: InputMessage, control: str) -> list[Output]:
+        self.stats["control_messages"] += 1
+        if control == CONTROL_RELEASE:
+            session = msg.key.decode("utf-8", "replace") if msg.key else ""
+            if session in self.quarantine:
+                del self.quarantine[session]
+                self.stats["sessions_released"] += 1
+                log.info("session %s released from quarantine", session)
+            else:
+                log.info("release of session %s: it was not quarantined", session)
+            return []
+        if control == CONTROL_SWEEP:
+            requests = _sweep_requests(msg.value)
+            if requests is None:
+                self.stats["control_malformed"] += 1
+                log.warning("ignored a sweep message with an unreadable value at %s[%d]@%d "
+                            '(expected {"requests": [request ids]})', msg.topic,
+                            msg.partition, msg.offset)
+                return []
+            outputs: list[Output] = []
+            for request_id in requests:
+                # Each response on its own: one that fails cannot stop the sweep of the others.
+                try:
+                    outputs.extend(self._sweep_one(request_id))
+                except Exception as exc:
+                    log.error("request %s: internal error while sweeping: %s", request_id,
+                              type(exc).__name__, exc_info=True)
+                    self.stats["internal_errors"] += 1
+                    outputs.extend(self._sweep_failed(request_id, exc))
+            return outputs
+        self.stats["control_malformed"] += 1
+        log.warning("ignored unknown control message %r at offset %d", control, msg.offset)
+        return []
+
+    def _sweep_one(self, request_id: str) -> list[Output]:
+        state = self.responses.get(request_id)
+        if state is None or request_id in self.pending:
+            return []
+        if isinstance(state, DoneMarker):
+            if self.wall() - state.done >= self.settings.dedupe_window_seconds:
+                del self.responses[request_id]
+                self.done_at.pop(request_id, None)
+                self.stats["dedupe_markers_expired"] += 1
+            return []
+        live = self.live.get(request_id) or self._rebuild(request_id, state)
+        idle = self.clock() - self.last_seen.get(request_id, self.clock())
+        if idle < self.settings.stream_ttl_seconds:
+            return []  # a chunk arrived after the sweeper looked
+        if live.assembler.failure is not None or live.assembler.done:
+            # The body was complete (or already failed); only the end marker never came.
+            return self._finish(live, self._decide(live))
+        self.stats["streams_abandoned"] += 1
+        return self._finish(live, dead_letter(
+            live.assembler, live.provenance, "stream_abandoned",
+            f"no chunk for {idle:.0f} s (TTL {self.settings.stream_ttl_seconds:g} s)"))
+
+    def _sweep_failed(self, request_id: str, exc: Exception) -> list[Output]:
+        """Dead-letter a response whose sweep raised; if even that fails, stop sweeping it."""
+        live = self.live.get(request_id)
+        try:
+            if live is not None:
+                return self._finish(live, dead_letter(
+                    live.assembler, live.provenance, "internal_error",
+                    f"{type(exc).__name__} while sweeping (see the worker log)"))
+        except Exception:
+            log.error("request %s: its dead letter failed too", request_id, exc_info=True)
+        self.live.pop(request_id, None)
+        self.last_seen.pop(request_id, None)
+        return []
+
+    def sweep(self, assigned: set[int] | None = None) -> list[Output]:
+        """Control messages that ask the owning worker to sweep idle or expired state.
+
+        Runs from a timer, outside any event: it changes nothing itself (a table write needs
+        the partition of an event) but sends one message per partition to the input topic.
+        """
+        if self.rescan:
+            self._scan_tables()
+        now, wall = self.clock(), self.wall()
+        due: dict[int, list[str]] = {}
+        for request_id, seen in self.last_seen.items():
+            if now - seen >= self.settings.stream_ttl_seconds:
+                live = self.live.get(request_id)
+                partition = live.partition if live else self._partition_of(request_id)
+                if partition is not None:
+                    due.setdefault(partition, []).append(request_id)
+        for request_id, (done, partition) in self.done_at.items():
+            if wall - done < self.settings.dedupe_window_seconds:
+                break  # decision order: the rest are younger
+            due.setdefault(partition, []).append(request_id)
+        return [Output(Sink.CHUNKS, None, orjson.dumps({"requests": ids}),
+                       {H_CONTROL: CONTROL_SWEEP.encode()}, partition=p)
+                for p, ids in sorted(due.items()) if assigned is None or p in assigned]
+
+    def _partition_of(self, request_id: str) -> int | None:
+        state = self.responses.get(request_id)
+        return None if state is None else state.partition
+
+    def _scan_tables(self) -> None:
+        """Learn the open responses and dedupe markers restored from the changelogs."""
+        self.rescan = False
+        now = self.clock()
+        found = []
+        for request_id, state in self.responses.items():
+            if isinstance(state, DoneMarker):
+                found.append((state.done, request_id, state.partition))
+            elif request_id not in self.last_seen:
+                self.last_seen[request_id] = now
+        for done, request_id, partition in sorted(found):
+            self.done_at.setdefault(request_id, (done, partition))
+
+    def forget(self, partitions: set[int]) -> None:
+        """Partitions were revoked: their state now belongs to another worker."""
+        for request_id in [r for r, live in self.live.items() if live.partition in partitions]:
+            del self.live[request_id]
+            self.last_seen.pop(request_id, None)
+        for request_id in [r for r, (_, p) in self.done_at.items() if p in partitions]:
+            del self.done_at[request_id]
+        stale = [r for r in self.last_seen if self._partition_of(r) in partitions]
+        for request_id in stale:
+            del self.last_seen[request_id]
+        self.rescan = True
+
+
+_SEQ = re.compile(rb"[0-9]{1,10}")
+
+
+def _read_envelope(msg: InputMessage) -> tuple[str | None, str | None, str | None, int | None]:
+    """(fault, request id, session id, seq) of a chunk message; fault ``None`` when sound.
+
+    The headers and key are checked strictly, since they become keys, record fields and
+    headers downstream: UTF-8, bounded length, and a ``chunk-seq`` of ASCII digits within
+    ``0..MAX_CHUNK_SEQ`` (``str.isdigit`` would let ``²`` through, and a 5,000-digit value
+    would fail ``int``).
+    """
+    faults: list[str] = []
+    raw_request = msg.headers.get(H_REQUEST_ID)
+    request_id = _text(raw_request, H_REQUEST_ID, faults)
+    key = _text(msg.key, "key", faults)
+    session_id = key or request_id
+    if raw_request is None:
+        faults.insert(0, f"missing header {H_REQUEST_ID}")
+    elif raw_request == b"":
+        faults.insert(0, f"empty header {H_REQUEST_ID}")
+    raw_seq = msg.headers.get(H_CHUNK_SEQ)
+    seq: int | None = None
+    if raw_seq is None:
+        faults.append(f"missing header {H_CHUNK_SEQ}")
+    elif _SEQ.fullmatch(raw_seq) is None or int(raw_seq) > MAX_CHUNK_SEQ:
+        faults.append(f"header {H_CHUNK_SEQ}={_quote(raw_seq)} is not a whole number "
+                      f"from 0 to {MAX_CHUNK_SEQ} in ASCII digits")
+    else:
+        seq = int(raw_seq)
+    for name, bound in ((H_PROVIDER, MAX_ID_BYTES), (H_MODEL, MAX_ID_BYTES),
+                        (H_DECLARED_TOOLS, MAX_TOOLS_BYTES)):
+        value = msg.headers.get(name)
+        if value is not None and len(value) > bound:
+            faults.append(f"header {name} is {len(value)} bytes (at most {bound})")
+    if faults:
+        return "; ".join(faults), request_id or None, session_id or None, seq
+    return None, request_id, session_id, seq
+
+
+def _quote(raw: bytes, limit: int = 40) -> str:
+    """A header value quoted for a detail: bounded, never raising."""
+    text = raw[:limit].decode("utf-8", "replace")
+    return repr(text) + ("…" if len(raw) > limit else "")
+
+
+def _text(raw: bytes | None, name: str, faults: list[str]) -> str | None:
+    """A header or key as text, or a fault when it is not bounded UTF-8."""
+    if raw is None:
+        return None
+    if len(raw) > MAX_ID_BYTES:
+        faults.append(f"{name} is {len(raw)} bytes (at most {MAX_ID_BYTES})")
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        faults.append(f"{name} is not UTF-8: {_quote(raw)}")
+        return None
+
+
+def _sweep_requests(value: bytes) -> list[str] | None:
+    """The request ids of a sweep message, or ``None`` when its body is not the expected one."""
+    try:
+        body = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return None
+    requests = body.get("requests") if type(body) is dict else None
+    if type(requests) is not list or not all(type(r) is str for r in requests):
+        return None
+    return requests
