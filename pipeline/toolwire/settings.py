@@ -44,6 +44,12 @@ class Settings:
     max_record_bytes: int = 1_000_000
     #: Dead-letter identity conflicts instead of letting the last non-empty value win.
     strict: bool = False
+    #: Replication factor of every topic Toolwire creates: the three topics (``toolwire
+    #: topics apply``) and the tables' changelog topics (the worker).
+    replication_factor: int = 1
+    #: ``min.insync.replicas`` of those topics; ``None`` keeps the broker's default. With
+    #: ``acks=all`` (always used), a write then needs this many replicas.
+    min_insync_replicas: int | None = None
     #: Where local state lives (the embedded broker, worker data).
     state_dir: Path = Path(".toolwire")
     #: Names this worker in dead-letter provenance.
@@ -87,7 +93,7 @@ def parse_value(name: str, raw: str, kind: str) -> object:
             if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
                 raise ValueError
             return raw.lower() in ("1", "true", "yes")
-        if kind == "int":
+        if kind in ("int", "int | None"):
             value: float = int(raw)
         elif kind == "float":
             value = float(raw)
@@ -97,9 +103,9 @@ def parse_value(name: str, raw: str, kind: str) -> object:
             return raw
     except ValueError:
         expected = {"bool": "true or false", "int": "positive whole number",
-                    "float": "positive number"}[kind]
+                    "int | None": "positive whole number", "float": "positive number"}[kind]
         raise ValueError(f"{name}={raw!r}: expected a {expected}") from None
     if not value > 0 or value == float("inf"):
         raise ValueError(f"{name}={raw!r}: expected a positive "
-                         f"{'whole number' if kind == 'int' else 'number'}")
+                         f"{'number' if kind == 'float' else 'whole number'}")
     return value

@@ -95,6 +95,8 @@ class Contract:
     value: Mapping[str, Any]
     description: str = ""
     source: Path | None = field(default=None, compare=False)
+    #: ``min.insync.replicas`` of the deployment (``TOOLWIRE_MIN_INSYNC_REPLICAS``), if set.
+    min_insync_replicas: int | None = None
 
     @property
     def schema(self) -> dict[str, Any] | None:
@@ -107,7 +109,10 @@ class Contract:
 
     def configs(self) -> dict[str, str]:
         """Topic configs as the broker spells them (string values)."""
-        return {"cleanup.policy": self.cleanup_policy, "retention.ms": str(self.retention_ms)}
+        configs = {"cleanup.policy": self.cleanup_policy, "retention.ms": str(self.retention_ms)}
+        if self.min_insync_replicas is not None:
+            configs["min.insync.replicas"] = str(self.min_insync_replicas)
+        return configs
 
     def to_json(self) -> dict[str, Any]:
         """The contract in the file's shape, with the effective name and partitions."""
@@ -215,7 +220,8 @@ def load_contracts(directory: Path | None = None,
                 f"{ENV_PARTITIONS}={contract.partitions} for the workers and `topics apply` "
                 "instead of editing it")
         name = getattr(settings, f"topic_{role.value}")
-        contracts.append(replace(contract, name=name, partitions=settings.partitions))
+        contracts.append(replace(contract, name=name, partitions=settings.partitions,
+                                 min_insync_replicas=settings.min_insync_replicas))
     return contracts
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
@@ -101,3 +102,14 @@ def test_a_bug_in_the_processor_is_dead_lettered_and_the_agent_goes_on(
     reasons = [orjson.loads(o.value).get("reason") for o in sent]
     assert reasons == ["internal_error", None]
     assert sent[0].headers["toolwire.errors.reason"] == b"internal_error"
+
+
+def test_the_app_follows_the_replication_settings(tmp_path: Path) -> None:
+    worker = create_app(Settings(state_dir=tmp_path, app_id="repl-test", bootstrap="127.0.0.1:9",
+                                 replication_factor=3, min_insync_replicas=2))
+    assert worker.app.conf.topic_replication_factor == 3
+    assert worker.app.conf.producer_acks == -1
+    producer = worker.app.producer
+    assert producer._settings_extra()["enable_idempotence"] is True
+    for table in worker.app.tables.values():
+        assert table.extra_topic_configs == {"min.insync.replicas": "2"}

@@ -75,12 +75,6 @@ def test_kill_after_publishing_replays_nothing(kafka_bootstrap: str, tmp_path: P
     exactly_once(records, expected)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "open defect: in 2 of 47 runs, a worker restarted after a SIGKILL lost the input record at "
-    "a partition's committed offset inside faust-streaming 0.15.3's consumer after table "
-    "recovery, and the response was dead-lettered as sequence_gap (never published wrong, "
-    "never silently dropped). pipeline/toolwire/app/fixes.py closes three related holes; "
-    "this one is not closed yet."))
 def test_kill_mid_stream_then_restart(kafka_bootstrap: str, tmp_path: Path) -> None:
     dep = Deployment(kafka_bootstrap, tmp_path)
     asyncio.run(dep.create_topics())

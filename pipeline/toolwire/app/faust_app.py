@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import faust
+from faust.transport.drivers.aiokafka import Producer as AIOKafkaProducerDriver
 
 from toolwire.settings import Settings
 
@@ -16,8 +20,34 @@ def broker_url(bootstrap: str) -> str:
     return ";".join(h if "://" in h else f"kafka://{h}" for h in hosts)
 
 
+class IdempotentProducer(AIOKafkaProducerDriver):
+    """Faust's producer with ``acks=all`` and idempotence always on.
+
+    Faust turns idempotence on only inside transactions (``processing_guarantee=exactly_once``,
+    which has open bugs); without it a retried send after a broker failover can write a record
+    twice, or reorder a changelog.
+    """
+
+    def _settings_extra(self) -> Mapping[str, Any]:
+        return {**super()._settings_extra(), "acks": "all", "enable_idempotence": True}
+
+
 def build_faust_app(settings: Settings) -> faust.App:
     """The app with every setting Toolwire relies on; builds nothing else, writes nothing."""
+    app = _faust_app(settings)
+    transport: Any = app.transport  # built lazily, without I/O
+    transport.Producer = IdempotentProducer
+    return app
+
+
+def changelog_configs(settings: Settings) -> dict[str, str]:
+    """Topic configs of the tables' changelog topics."""
+    if settings.min_insync_replicas is None:
+        return {}
+    return {"min.insync.replicas": str(settings.min_insync_replicas)}
+
+
+def _faust_app(settings: Settings) -> faust.App:
     datadir = settings.state_dir / "worker"
     return faust.App(
         settings.app_id,
@@ -28,7 +58,8 @@ def build_faust_app(settings: Settings) -> faust.App:
         # (faust-streaming #440, #177, #323, #517).
         processing_guarantee="at_least_once",
         topic_partitions=settings.partitions,
-        topic_replication_factor=1,
+        topic_replication_factor=settings.replication_factor,
+        producer_acks=-1,  # all in-sync replicas; idempotence: see IdempotentProducer
         table_standby_replicas=0,
         consumer_auto_offset_reset="earliest",
         key_serializer="raw",

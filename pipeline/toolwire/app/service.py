@@ -18,7 +18,7 @@ from typing import Any
 import faust
 
 from toolwire.app import fixes
-from toolwire.app.faust_app import build_faust_app
+from toolwire.app.faust_app import build_faust_app, changelog_configs
 from toolwire.app.tables import TextKeys
 from toolwire.settings import Settings
 from toolwire.stream.messages import InputMessage, Output, Sink
@@ -59,7 +59,8 @@ class Toolwire:
         # Same partition count as the input topic: a table's changelog partition is the
         # partition of the event that writes it, and restoring relies on the two lining up.
         return TextKeys(self.app.Table(name, key_type=bytes, value_type=bytes,
-                                       partitions=self.settings.partitions, help=help))
+                                       partitions=self.settings.partitions, help=help,
+                                       extra_topic_configs=changelog_configs(self.settings)))
 
     async def publish(self, output: Output) -> None:
         """Send one output; a record that decides a response is awaited until the broker has

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 from pathlib import Path
 
 import orjson
@@ -50,6 +49,8 @@ def add(sub: Subparsers) -> None:
             "      the same value: their tables' changelog topics must have as many\n"
             "      partitions as the chunks topic\n"
             f"  {ENV_REPLICATION}  replication factor of new topics (default: 1)\n"
+            "  TOOLWIRE_MIN_INSYNC_REPLICAS  min.insync.replicas of new topics (default: the\n"
+            "      broker's)\n"
             "  KAFKA_BOOTSTRAP_SERVERS  the broker (default: start or reuse a local one)\n"
             "exit status: 0 done, 1 a topic disagrees with its contract or the broker failed,\n"
             "  2 usage or contract error"),
@@ -113,7 +114,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_apply(args: argparse.Namespace) -> int:
     settings = load_settings(PROG)
     contracts = _contracts(args.dir)
-    replication = args.replication_factor or _replication_from_env()
+    replication = args.replication_factor or settings.replication_factor
     bootstrap = args.bootstrap or find_broker(PROG, start=True)
     try:
         lines = asyncio.run(apply_topics(bootstrap, contracts, replication_factor=replication,
@@ -137,14 +138,3 @@ def _human_ms(ms: int) -> str:
             n = ms // size
             return f"{n} {unit}{'s' if n != 1 else ''}"
     return f"{ms} ms"
-
-
-def _replication_from_env() -> int:
-    raw = os.environ.get(ENV_REPLICATION, "").strip()
-    if not raw:
-        return 1
-    try:
-        return positive_int(raw)
-    except argparse.ArgumentTypeError as exc:
-        raise UsageError(f"{ENV_REPLICATION}: {exc}", PROG) from None
-
