@@ -44,6 +44,9 @@ class Settings:
     max_record_bytes: int = 1_000_000
     #: Dead-letter identity conflicts instead of letting the last non-empty value win.
     strict: bool = False
+    #: Standby copies of each table partition kept warm on other workers
+    #: (``table_standby_replicas``): a take-over then replays less of the changelog.
+    standby_replicas: int | None = None
     #: Replication factor of every topic Toolwire creates: the three topics (``toolwire
     #: topics apply``) and the tables' changelog topics (the worker).
     replication_factor: int = 1

@@ -60,7 +60,7 @@ def _faust_app(settings: Settings) -> faust.App:
         topic_partitions=settings.partitions,
         topic_replication_factor=settings.replication_factor,
         producer_acks=-1,  # all in-sync replicas; idempotence: see IdempotentProducer
-        table_standby_replicas=0,
+        table_standby_replicas=settings.standby_replicas or 0,
         consumer_auto_offset_reset="earliest",
         key_serializer="raw",
         value_serializer="raw",
