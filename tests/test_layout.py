@@ -59,3 +59,17 @@ def test_the_gateway_library_does_not_pull_in_the_development_broker() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_fausts_own_command_line_finds_the_app(tmp_path: Path) -> None:
+    """``faust -A toolwire.app worker`` keeps working: the app is built on first access."""
+    probe = ("from faust.cli.base import find_app; app = find_app('toolwire.app'); "
+             "print(app.conf.id, sorted(app.agents), sorted(app.tables))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, check=False,
+                          env={"PATH": "/usr/bin:/bin", "TOOLWIRE_APP_ID": "via-faust",
+                               "TOOLWIRE_STATE_DIR": str(tmp_path / "state"),
+                               "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "via-faust"
+    assert "chunks" in done.stdout and "quarantine" in done.stdout

@@ -22,15 +22,17 @@ patched here, narrowly, until fixed upstream:
 4. **Input resumed before its seek.** ``Recovery.on_recovery_completed`` resumes the input
    partitions, then awaits the seek to the committed offsets, then clears every agent queue
    (``flow_control.resume()``). During table recovery the consumer's flow is *active* (it reads
-   the changelogs), so while the seek is awaited the fetcher delivers input records from the
-   pre-seek position into the agent queues and, as it goes on with that stale batch, moves the
-   read mark past the offsets the seek had just reset it to. The clear then drops the queued
-   records, and their re-fetched copies fall below the read mark and are dropped as already
-   read: the records at the committed offset are lost (about 2 restarts in 47 lost one;
-   ``sequence_gap``). Upstream PR #241 made this order; #216/#217 fixed the same order
-   elsewhere. Fix: :func:`on_recovery_completed_in_order` seeks while the input partitions are
-   still paused, clears the queues, and only then resumes the partitions and the flow, with
-   no ``await`` in between, so nothing can be fetched from before the seek.
+   the changelogs), so while the seek is awaited the fetch loop can deliver input records from
+   the pre-seek position into the agent queues and, as it goes on with that stale batch, move
+   the read mark past the offsets the seek had just reset it to. The clear then drops the
+   queued records, and their re-fetched copies fall below the read mark and are dropped as
+   already read: the records at the committed offset are lost (about 2 restarts in 47 lost
+   one; ``sequence_gap``). Upstream PR #241 made this order; #216/#217 fixed the same order
+   elsewhere. Fix: :func:`on_recovery_completed_in_order` stops the consumer's flow before it
+   resumes and seeks the input partitions, so the fetch loop delivers nothing and moves no
+   read mark until the queues are cleared and the flow resumed — upstream's order otherwise.
+   (Seeking while the partitions were still paused, then clearing and resuming, was tried
+   first: it left restarted workers idle in some runs, so it was dropped.)
 """
 
 from __future__ import annotations
@@ -114,18 +116,18 @@ async def on_recovery_completed_in_order(self: Any, generation_id: int = 0) -> N
         self.log.warning(f"Recovery rebalancing again app id {app.consumer_generation_id} "
                          f"param {generation_id}")
         return
+    # Stop the flow first: while the input partitions are resumed and sought, the fetch loop
+    # may deliver nothing (it breaks off a batch in progress, and the read marks cannot move,
+    # see _ReadOffsets), so no record fetched before the seek reaches the queues or moves a
+    # read mark past the committed offset. The rest is upstream's order.
+    consumer.stop_flow()
+    consumer.resume_partitions({tp for tp in assignment if not self._is_changelog_tp(tp)})
     if assignment:
-        # The input partitions are still paused: nothing of theirs is fetched while we wait.
         self.log.info("Seek stream partitions to committed offsets.")
         await self._wait(consumer.perform_seek(), timeout=app.conf.broker_request_timeout)
-    if app.consumer_generation_id != generation_id:
-        self.log.warning("Recovery rebalancing again during the seek")
-        return
-    # From here to resume_flow there is no await: no fetch can run in between.
-    app.flow_control.resume()  # clears the agent queues of anything fetched before the seek
-    consumer.resume_partitions({tp for tp in assignment if not self._is_changelog_tp(tp)})
     self.completed.set()
     self.log.dev("Resume stream partitions")
+    app.flow_control.resume()  # clears the agent queues
     consumer.resume_flow()
     await app._fetcher.maybe_start()
     self.tables.on_actives_ready()

@@ -45,6 +45,7 @@ from toolwire.stream.messages import (
     Output,
     Sink,
 )
+from toolwire.stream.observe import NoObserver, Observer, Settled
 from toolwire.stream.state import (
     Chunks,
     DoneMarker,
@@ -72,6 +73,9 @@ class Live:
     assembler: Assembler
     next_seq: int = 0
     last_offset: int | None = None
+    #: Produce times of the first and the latest message seen (Kafka timestamps, seconds).
+    first_timestamp: float | None = None
+    last_timestamp: float | None = None
 
     @property
     def origin(self) -> Origin:
@@ -89,8 +93,10 @@ class Processor:
     def __init__(self, settings: Settings, chunks: MutableMapping[str, bytes],
                  responses: MutableMapping[str, bytes], quarantine: MutableMapping[str, bytes],
                  clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time) -> None:
+                 wall: Callable[[], float] = time.time,
+                 observer: Observer | None = None) -> None:
         self.settings = settings
+        self.observer: Observer = observer or NoObserver()
         self.chunks = Chunks(chunks)
         self.responses = Responses(responses)
         self.quarantine = Quarantine(quarantine)
@@ -105,8 +111,8 @@ class Processor:
         self.done_at: dict[str, tuple[float, int]] = {}
         #: Set when partitions are assigned: the next sweep scans the tables for restored state.
         self.rescan = True
-        #: Decided responses whose record is not yet published: request id → (live, outcome).
-        self.pending: dict[str, tuple[Live, str]] = {}
+        #: Decided responses whose record is not yet published: request id → (live, record).
+        self.pending: dict[str, tuple[Live, Decision]] = {}
         self.stats: Counter[str] = Counter()
 
     # -- input -------------------------------------------------------------------------------
@@ -114,6 +120,7 @@ class Processor:
     def handle(self, msg: InputMessage) -> list[Output]:
         """What to publish for one input message; call :meth:`settle` once it is published."""
         self.stats["messages"] += 1
+        self.observer.consumed(len(msg.value))
         control = msg.header(H_CONTROL)
         if control is not None:
             return self._control(msg, control)
@@ -155,6 +162,10 @@ class Processor:
             return []
         self.last_seen[request_id] = self.clock()
         live.last_offset = msg.offset
+        if msg.timestamp is not None:
+            live.last_timestamp = msg.timestamp
+            if live.first_timestamp is None:
+                live.first_timestamp = msg.timestamp
         if seq > live.next_seq:
             return self._finish(live, dead_letter(
                 live.assembler, live.provenance, "sequence_gap",
@@ -286,7 +297,7 @@ class Processor:
         assert output is not None
         self.live.pop(live.request_id, None)
         self.last_seen.pop(live.request_id, None)
-        self.pending[live.request_id] = (live, record["outcome"])
+        self.pending[live.request_id] = (live, record)
         return [output]
 
     def _quarantine(self, session: str | None, record: DeadLetterDecision) -> None:
@@ -302,7 +313,8 @@ class Processor:
         """
         if output.settles is None:
             return
-        live, outcome = self.pending.pop(output.settles)
+        live, record = self.pending.pop(output.settles)
+        outcome = record["outcome"]
         for seq in range(live.next_seq):
             self.chunks.drop(live.request_id, seq)
         done = self.wall()
@@ -310,6 +322,16 @@ class Processor:
                                                        outcome=outcome))
         self.done_at[live.request_id] = (done, live.partition)
         self.stats["records_" + outcome] += 1
+        if record["outcome"] == "assembled":
+            reason, repairs = None, record["repairs"]
+            truncated, error_code = record["truncated"], record["error_code"]
+        else:
+            reason, repairs = record["reason"], record.get("repairs", {})
+            truncated, error_code = False, None
+        self.observer.settled(Settled(
+            outcome=outcome, reason=reason, provider=live.provider, repairs=repairs,
+            truncated=truncated, error_code=error_code, first_timestamp=live.first_timestamp,
+            last_timestamp=live.last_timestamp, published=done))
 
     def unsettled(self) -> None:
         """Publication failed: forget what was decided; the tables still hold it as open."""
