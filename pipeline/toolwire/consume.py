@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -20,13 +20,17 @@ from toolwire.settings import Settings
 
 async def consume(bootstrap: str, topic: str, *, from_beginning: bool, idle_timeout: float,
                   max_records: int | None, emit: Callable[[dict[str, Any]], None],
-                  ready: asyncio.Event | None = None) -> int:
-    """Emit each record (value JSON, plus ``_kafka`` metadata); return how many."""
+                  ready: asyncio.Event | None = None,
+                  security: Mapping[str, Any] | None = None) -> int:
+    """Emit each record (value JSON, plus ``_kafka`` metadata); return how many.
+
+    ``security``: aiokafka connection options (:func:`toolwire.security.client_options`)."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                auto_offset_reset="earliest" if from_beginning else "latest")
-    await consumer.start()
+                                auto_offset_reset="earliest" if from_beginning else "latest",
+                                **(security or {}))
     count = 0
     try:
+        await consumer.start()  # inside the try: a refused login must not leak the client
         partitions = consumer.partitions_for_topic(topic) or set()
         if not partitions:
             await consumer._client.force_metadata_update()

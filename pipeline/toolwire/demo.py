@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from toolwire.broker.local import BrokerError, stop
 from toolwire.connect import resolve_bootstrap
 from toolwire.publish.publisher import PublishError, publish_captures
+from toolwire.security import client_options
 from toolwire.settings import Settings
 from toolwire.topics import ContractError, TopicError, TopicMismatch, apply_topics, load_contracts
 
@@ -64,8 +66,10 @@ class WorkerProcess:
         self._out.close()
 
 
-async def end_offsets(bootstrap: str, topics: list[str]) -> dict[TopicPartition, int]:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+async def end_offsets(bootstrap: str, topics: list[str],
+                      security: Mapping[str, Any] | None = None) -> dict[TopicPartition, int]:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                                **(security or {}))
     await consumer.start()
     try:
         await consumer._client.force_metadata_update()
@@ -77,9 +81,11 @@ async def end_offsets(bootstrap: str, topics: list[str]) -> dict[TopicPartition,
 
 
 async def wait_for(bootstrap: str, start: dict[TopicPartition, int], requests: set[str],
-                   timeout: float, worker: WorkerProcess) -> list[dict[str, Any]]:
+                   timeout: float, worker: WorkerProcess,
+                   security: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Read from ``start`` until a record of every request arrived (or the time is up)."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                                **(security or {}))
     await consumer.start()
     found: dict[str, dict[str, Any]] = {}
     try:
@@ -161,19 +167,20 @@ def run_demo(timeout: float, keep_broker: bool) -> int:
 
 def _run(timeout: float, keep_broker: bool) -> int:
     settings = Settings.from_env()
+    security = client_options(settings)
     say("looking for a Kafka broker (KAFKA_BOOTSTRAP_SERVERS, else the local one)…")
     bootstrap, started = resolve_bootstrap(start=True)
     say(f"broker at {bootstrap}" + (" (started for the demo)" if started else ""))
     worker: WorkerProcess | None = None
     try:
         for line in asyncio.run(apply_topics(bootstrap, load_contracts(settings=settings),
-                                             app_id=settings.app_id)):
+                                             app_id=settings.app_id, security=security)):
             say(line)
         log = settings.state_dir / "demo-worker.log"
         worker = WorkerProcess(bootstrap, log)
         say(f"worker started (pid {worker.process.pid}, log {log})")
         outputs = [settings.topic_assembled, settings.topic_deadletter]
-        start = asyncio.run(end_offsets(bootstrap, outputs))
+        start = asyncio.run(end_offsets(bootstrap, outputs, security))
         run_id = uuid.uuid4().hex[:6]
         order: list[str] = []
         for path in sample_paths():
@@ -181,9 +188,9 @@ def _run(timeout: float, keep_broker: bool) -> int:
             order.append(request)
             asyncio.run(publish_captures(bootstrap, settings.topic_chunks, [path],
                                          session=f"demo-{run_id}-{path.stem}", request=request,
-                                         provider="demo"))
+                                         provider="demo", security=security))
         say(f"published {len(order)} sample responses; waiting for the worker's records…")
-        rows = asyncio.run(wait_for(bootstrap, start, set(order), timeout, worker))
+        rows = asyncio.run(wait_for(bootstrap, start, set(order), timeout, worker, security))
         print(table(rows, order))
         missing = len(order) - len(rows)
         if missing:

@@ -2,6 +2,13 @@
 
 Every bound is a setting with a safe default; :meth:`Settings.from_env` says which variable is
 wrong and what it expects, so a bad deployment fails at start with a message, not later.
+
+The connection settings (``TOOLWIRE_SECURITY_PROTOCOL``, ``TOOLWIRE_SASL_*``,
+``TOOLWIRE_SSL_*``) are checked as a whole when the settings are made: a combination that
+cannot connect (SASL without a user name, a certificate without its key, a file that is not
+there) is refused naming the variable to fix. :mod:`toolwire.security` turns them into the
+options of the Kafka clients. The password is a :class:`Secret`: it never shows in ``repr()``,
+``str()``, a log line or an error message.
 """
 
 from __future__ import annotations
@@ -13,6 +20,38 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from toolwire.core.limits import Limits, MiB
+
+#: ``TOOLWIRE_SECURITY_PROTOCOL`` values, as Kafka spells them.
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+#: ``TOOLWIRE_SASL_MECHANISM`` values; PLAIN when not set.
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+DEFAULT_MECHANISM = "PLAIN"
+
+
+class Secret:
+    """A value that must not be shown: ``repr()`` and ``str()`` give ``'********'``; only
+    :meth:`reveal` gives the value, to the one client that needs it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash((Secret, self._value))
 
 
 @dataclass(frozen=True)
@@ -53,11 +92,43 @@ class Settings:
     #: ``min.insync.replicas`` of those topics; ``None`` keeps the broker's default. With
     #: ``acks=all`` (always used), a write then needs this many replicas.
     min_insync_replicas: int | None = None
+    #: How every Kafka client connects: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
+    security_protocol: str = "PLAINTEXT"
+    #: SASL mechanism (SASL protocols only): PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512;
+    #: ``None`` means PLAIN.
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    #: The SASL password, or ``sasl_password_file`` (exactly one of them with SASL).
+    sasl_password: Secret | None = field(default=None, repr=False)
+    #: A file holding the SASL password (read when a client is made; one trailing newline is
+    #: not part of it), e.g. a mounted secret.
+    sasl_password_file: Path | None = None
+    #: PEM file of the CA certificates that signed the brokers' certificates (TLS protocols);
+    #: ``None`` trusts the system's CAs.
+    ssl_ca_file: Path | None = None
+    #: PEM client certificate (chain) and its unencrypted private key, for clusters that
+    #: authenticate clients by certificate (TLS protocols): both or neither.
+    ssl_cert_file: Path | None = None
+    ssl_key_file: Path | None = None
+    #: Check that a broker's certificate names the host connected to (TLS protocols).
+    ssl_check_hostname: bool = True
     #: Where local state lives (the embedded broker, worker data).
     state_dir: Path = Path(".toolwire")
     #: Names this worker in dead-letter provenance.
     worker_name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        # Kafka reads protocol and mechanism names in any case; they are kept in upper case.
+        object.__setattr__(self, "security_protocol", self.security_protocol.strip().upper())
+        if self.sasl_mechanism is not None:
+            object.__setattr__(self, "sasl_mechanism", self.sasl_mechanism.strip().upper())
+        check_security(self)
+
+    @property
+    def secured(self) -> bool:
+        """Whether Kafka is reached with TLS or SASL (anything but PLAINTEXT)."""
+        return self.security_protocol != "PLAINTEXT"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -73,7 +144,79 @@ class Settings:
             if raw is None or raw == "":
                 continue
             values[f.name] = parse_value(name, raw, str(f.type))
-        return cls(limits=limits_from_env(env), **values)  # type: ignore[arg-type]
+        settings = cls(limits=limits_from_env(env), **values)  # type: ignore[arg-type]
+        if settings.secured and not settings.bootstrap:
+            raise ValueError(
+                f"TOOLWIRE_SECURITY_PROTOCOL={settings.security_protocol} is for an existing "
+                "cluster: set KAFKA_BOOTSTRAP_SERVERS to its secured listeners (the local "
+                "broker of 'toolwire broker start' speaks PLAINTEXT only)")
+        return settings
+
+
+def check_security(settings: Settings) -> None:
+    """Refuse connection settings that cannot work together, naming the variable to fix.
+
+    Only looks: files are checked for existence here and read by :mod:`toolwire.security`
+    when a client is made.
+    """
+    protocol = settings.security_protocol
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"TOOLWIRE_SECURITY_PROTOCOL={protocol!r}: expected one of "
+                         f"{', '.join(PROTOCOLS)}")
+    sasl, tls = protocol in SASL_PROTOCOLS, protocol in TLS_PROTOCOLS
+    password_vars = "TOOLWIRE_SASL_PASSWORD or TOOLWIRE_SASL_PASSWORD_FILE"
+    if sasl:
+        mechanism = settings.sasl_mechanism
+        if mechanism is not None and mechanism not in MECHANISMS:
+            raise ValueError(f"TOOLWIRE_SASL_MECHANISM={mechanism!r}: expected one of "
+                             f"{', '.join(MECHANISMS)}")
+        if not settings.sasl_username:
+            raise ValueError(f"TOOLWIRE_SECURITY_PROTOCOL={protocol} needs "
+                             "TOOLWIRE_SASL_USERNAME: set it to the SASL user name")
+        given = (settings.sasl_password is not None) + (settings.sasl_password_file is not None)
+        if given != 1:
+            raise ValueError(
+                f"TOOLWIRE_SECURITY_PROTOCOL={protocol} needs exactly one of {password_vars} "
+                f"({'both are set: unset one' if given else 'neither is set'})")
+    else:
+        stray = [name for name, value in (
+            ("TOOLWIRE_SASL_MECHANISM", settings.sasl_mechanism),
+            ("TOOLWIRE_SASL_USERNAME", settings.sasl_username),
+            ("TOOLWIRE_SASL_PASSWORD", settings.sasl_password),
+            ("TOOLWIRE_SASL_PASSWORD_FILE", settings.sasl_password_file)) if value is not None]
+        if stray:
+            raise ValueError(f"{_are_set(stray)} but TOOLWIRE_SECURITY_PROTOCOL="
+                             f"{protocol} does not use SASL: set TOOLWIRE_SECURITY_PROTOCOL="
+                             f"{'SASL_SSL' if tls else 'SASL_PLAINTEXT or SASL_SSL'}, or unset "
+                             "them")
+    if not tls:
+        stray = [name for name, value in (
+            ("TOOLWIRE_SSL_CA_FILE", settings.ssl_ca_file),
+            ("TOOLWIRE_SSL_CERT_FILE", settings.ssl_cert_file),
+            ("TOOLWIRE_SSL_KEY_FILE", settings.ssl_key_file),
+            ("TOOLWIRE_SSL_CHECK_HOSTNAME", None if settings.ssl_check_hostname else False),
+        ) if value is not None]
+        if stray:
+            raise ValueError(f"{_are_set(stray)} but TOOLWIRE_SECURITY_PROTOCOL="
+                             f"{protocol} does not use TLS: set TOOLWIRE_SECURITY_PROTOCOL="
+                             f"{'SASL_SSL' if sasl else 'SSL or SASL_SSL'}, or unset them")
+    elif (settings.ssl_cert_file is None) != (settings.ssl_key_file is None):
+        present, absent = (("TOOLWIRE_SSL_CERT_FILE", "TOOLWIRE_SSL_KEY_FILE")
+                           if settings.ssl_key_file is None
+                           else ("TOOLWIRE_SSL_KEY_FILE", "TOOLWIRE_SSL_CERT_FILE"))
+        raise ValueError(f"{present} is set without {absent}: a client certificate needs "
+                         "both its certificate and its private key")
+    for name, path in (("TOOLWIRE_SASL_PASSWORD_FILE", settings.sasl_password_file),
+                       ("TOOLWIRE_SSL_CA_FILE", settings.ssl_ca_file),
+                       ("TOOLWIRE_SSL_CERT_FILE", settings.ssl_cert_file),
+                       ("TOOLWIRE_SSL_KEY_FILE", settings.ssl_key_file)):
+        if path is not None and not path.is_file():
+            why = "is not a file" if path.exists() else "does not exist"
+            raise ValueError(f"{name}={str(path)!r}: {why}; give the path of a readable file")
+
+
+def _are_set(names: list[str]) -> str:
+    return f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} set"
 
 
 def limits_from_env(environ: Mapping[str, str] | None = None) -> Limits:
@@ -90,7 +233,10 @@ def limits_from_env(environ: Mapping[str, str] | None = None) -> Limits:
 
 def parse_value(name: str, raw: str, kind: str) -> object:
     """The one parser of ``TOOLWIRE_*`` values: ``bool``, positive ``int`` or ``float``,
-    ``Path`` or ``str``; the error names the variable and what it expects."""
+    ``Path``, :class:`Secret` or ``str``; the error names the variable and what it expects
+    (never a secret's value)."""
+    if kind == "Secret | None":
+        return Secret(raw)
     try:
         if kind == "bool":
             if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
@@ -100,7 +246,7 @@ def parse_value(name: str, raw: str, kind: str) -> object:
             value: float = int(raw)
         elif kind == "float":
             value = float(raw)
-        elif kind == "Path":
+        elif kind in ("Path", "Path | None"):
             return Path(raw)
         else:
             return raw

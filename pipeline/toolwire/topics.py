@@ -291,19 +291,21 @@ async def _wait_ready(admin: Any, expected: Mapping[str, int | None], timeout: f
 
 async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
                        replication_factor: int = 1, app_id: str | None = None,
-                       timeout: float = 30.0) -> list[str]:
+                       timeout: float = 30.0,
+                       security: Mapping[str, Any] | None = None) -> list[str]:
     """Create the missing topics and check the existing ones; one line per topic for humans.
 
     Every existing topic is checked before anything is created, so a disagreement leaves the
     broker as it was (short of a concurrent creation by someone else). With ``app_id``, the
     worker's changelog topics (``<app_id>-…-changelog``) must also have the chunks topic's
     partition count. Raises :class:`TopicMismatch` listing every disagreement,
-    :class:`TopicError` when the broker refuses.
+    :class:`TopicError` when the broker refuses. ``security``: aiokafka connection options
+    (:func:`toolwire.security.client_options`).
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="toolwire-topics",
-                                request_timeout_ms=int(timeout * 1000))
-    await admin.start()
+                                request_timeout_ms=int(timeout * 1000), **(security or {}))
     try:
+        await admin.start()  # inside the try: a refused login must not leak the client
         existing = await _existing(admin, contracts, replication_factor, timeout)
         present = [c for c in contracts if c.name in existing]
         lines, problems = await _check_existing(admin, present, bootstrap)

@@ -8,6 +8,7 @@ from typing import Any
 import faust
 from faust.transport.drivers.aiokafka import Producer as AIOKafkaProducerDriver
 
+from toolwire.security import faust_credentials
 from toolwire.settings import Settings
 
 
@@ -52,6 +53,9 @@ def _faust_app(settings: Settings) -> faust.App:
     return faust.App(
         settings.app_id,
         broker=broker_url(settings.bootstrap or "127.0.0.1:9092"),
+        # TLS and SASL (TOOLWIRE_SECURITY_PROTOCOL …): Faust's consumer, producer and topic
+        # creation all connect with these.
+        broker_credentials=faust_credentials(settings),
         store="memory://",
         datadir=str(datadir),
         # At-least-once with deterministic keys and dedupe: Faust's exactly_once has open bugs

@@ -20,6 +20,11 @@ stale file whose pid was reused by something else never gets that something kill
 
 If ``KAFKA_BOOTSTRAP_SERVERS`` is set, callers use that broker instead
 (:func:`ensure_broker` returns it and starts nothing).
+
+By default the broker has one PLAINTEXT listener. :class:`BrokerOptions` changes that for a
+caller that asks (a test of a secured cluster): extra or overriding server properties (e.g. a
+SASL_SSL listener), SCRAM users created when the data dir is formatted, and the connection
+options the readiness probe then needs.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import sys
 import time
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,6 +55,7 @@ __all__ = [
     "KAFKA_VERSION",
     "BrokerError",
     "BrokerInfo",
+    "BrokerOptions",
     "LocalBroker",
     "configured_bootstrap",
     "default_cache_root",
@@ -97,6 +103,30 @@ _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 class BrokerError(RuntimeError):
     """The local broker could not be fetched, started, probed or stopped; says why."""
+
+
+@dataclass(frozen=True)
+class BrokerOptions:
+    """Optional changes to the generated broker; the default changes nothing.
+
+    ``properties`` are merged over the generated ``server.properties`` (a key given here wins;
+    an empty value removes the key). In a value, ``{broker_port}`` and ``{controller_port}``
+    stand for the ports picked for this start, e.g. ``{"listeners":
+    "SASL_SSL://127.0.0.1:{broker_port},CONTROLLER://127.0.0.1:{controller_port}"}``.
+    The first listener's port is the one in ``bootstrap``.
+
+    ``scram`` are ``kafka-storage format --add-scram`` credentials, e.g.
+    ``SCRAM-SHA-512=[name=alice,password=alice-secret]``, created when the data dir is formatted
+    (the first start of a state dir only). They are passed on the tool's command line and never
+    written to ``broker.json``.
+
+    ``client`` are the aiokafka connection options (``security_protocol``, ``ssl_context``,
+    ``sasl_*``) that the readiness probe uses when the first listener is not PLAINTEXT.
+    """
+
+    properties: Mapping[str, str] = field(default_factory=dict)
+    scram: Sequence[str] = ()
+    client: Mapping[str, Any] | None = field(default=None, repr=False)
 
 
 def _say(msg: str) -> None:
@@ -467,12 +497,14 @@ def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
         return pool.submit(asyncio.run, coro).result()
 
 
-async def _metadata(bootstrap: str, timeout: float) -> dict[str, Any]:
+async def _metadata(bootstrap: str, timeout: float,
+                    security: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One real Metadata round trip; this, not an open port, is what "ready" means."""
     from aiokafka.admin import AIOKafkaAdminClient
 
     ms = max(1000, int(timeout * 1000))
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=ms)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=ms,
+                                **(security or {}))
     try:
         await asyncio.wait_for(admin.start(), timeout)
         cluster: dict[str, Any] = await asyncio.wait_for(admin.describe_cluster(), timeout)
@@ -492,17 +524,20 @@ def _port_open(host: str, port: int, timeout: float = 1.0) -> bool:
         return False
 
 
-def probe(bootstrap: str, timeout: float = 5.0) -> dict[str, Any] | None:
+def probe(bootstrap: str, timeout: float = 5.0, *,
+          security: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """Cluster metadata from ``bootstrap``, or None if it does not answer within ``timeout``.
 
-    A plain TCP connect goes first so a not-yet-listening broker costs no aiokafka error spam.
+    ``security``: aiokafka connection options for a secured listener
+    (:func:`toolwire.security.client_options`). A plain TCP connect goes first so a
+    not-yet-listening broker costs no aiokafka error spam.
     """
     first = bootstrap.split(",")[0].strip()
     host, _, port = first.rpartition(":")
     if host and port.isdigit() and not _port_open(host.strip("[]"), int(port)):
         return None
     try:
-        return _run_sync(_metadata(bootstrap, timeout))
+        return _run_sync(_metadata(bootstrap, timeout, security))
     except Exception:
         return None
 
@@ -539,7 +574,8 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def _server_properties(broker_port: int, controller_port: int, data_dir: Path) -> str:
+def _server_properties(broker_port: int, controller_port: int, data_dir: Path,
+                       overrides: Mapping[str, str] | None = None) -> str:
     """One KRaft node, loopback only, every replication factor 1.
 
     auto.create.topics.enable=false on purpose: faust creates the topics it consumes
@@ -575,6 +611,13 @@ def _server_properties(broker_port: int, controller_port: int, data_dir: Path) -
         "share.coordinator.state.topic.min.isr": "1",
         "log.retention.hours": "168",
     }
+    for key, value in (overrides or {}).items():
+        value = value.replace("{broker_port}", str(broker_port))
+        value = value.replace("{controller_port}", str(controller_port))
+        if value:
+            props[key] = value
+        else:
+            props.pop(key, None)
     lines = ["# Generated by toolwire/broker/local.py on every start; edits are overwritten."]
     lines += [f"{k}={v}" for k, v in props.items()]
     return "\n".join(lines) + "\n"
@@ -609,8 +652,10 @@ def _cluster_id() -> str:
             return text
 
 
-def _format_storage(java: str, lib: Path, props: Path, log4j: Path, data_dir: Path) -> None:
-    """``kafka-storage format --standalone``: once per data dir (meta.properties marks it)."""
+def _format_storage(java: str, lib: Path, props: Path, log4j: Path, data_dir: Path,
+                    scram: Sequence[str] = ()) -> None:
+    """``kafka-storage format --standalone``: once per data dir (meta.properties marks it),
+    with the SCRAM credentials to create (``--add-scram``)."""
     if (data_dir / "meta.properties").is_file():
         return
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -628,6 +673,8 @@ def _format_storage(java: str, lib: Path, props: Path, log4j: Path, data_dir: Pa
         "--config",
         str(props),
     ]
+    for credential in scram:
+        cmd += ["--add-scram", credential]
     try:
         proc = _run_tool(cmd, FORMAT_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
@@ -635,7 +682,8 @@ def _format_storage(java: str, lib: Path, props: Path, log4j: Path, data_dir: Pa
     if proc.returncode != 0:
         raise BrokerError(
             f"formatting {data_dir} failed (exit {proc.returncode}):\n"
-            + _tail_text(proc.stdout + proc.stderr, LOG_TAIL_LINES)
+            + re.sub(r"password=[^,\]\s]*", "password=***",  # the SCRAM credentials
+                     _tail_text(proc.stdout + proc.stderr, LOG_TAIL_LINES))
         )
 
 
@@ -695,18 +743,21 @@ def start(
     *,
     timeout: float = DEFAULT_START_TIMEOUT,
     cache_dir: Path | None = None,
+    options: BrokerOptions | None = None,
 ) -> BrokerInfo:
     """Start a broker for ``state_dir`` and return once a metadata request succeeds.
 
-    Raises BrokerError if one is already running there (use :func:`ensure_broker` to reuse
-    it), if Java/Maven are missing, or if it is not ready within ``timeout`` seconds (then
-    it is killed and the error carries the tail of broker.log).
+    ``options`` changes the generated configuration (see :class:`BrokerOptions`); without
+    them the broker has one PLAINTEXT listener. Raises BrokerError if one is already running
+    there (use :func:`ensure_broker` to reuse it), if Java/Maven are missing, or if it is not
+    ready within ``timeout`` seconds (then it is killed and the error carries the tail of
+    broker.log).
     """
     _check_heap(heap)
     state_dir = (state_dir or default_state_dir()).absolute()
     state_dir.mkdir(parents=True, exist_ok=True)
     with _file_lock(state_dir / _LOCK_NAME, timeout=timeout + 60):
-        return _start_locked(state_dir, heap, timeout, cache_dir)
+        return _start_locked(state_dir, heap, timeout, cache_dir, options)
 
 
 def _check_heap(heap: str) -> None:
@@ -715,7 +766,9 @@ def _check_heap(heap: str) -> None:
         raise BrokerError(f"heap must look like 256m, 512m or 1g (got {heap!r})")
 
 
-def _start_locked(state_dir: Path, heap: str, timeout: float, cache_dir: Path | None) -> BrokerInfo:
+def _start_locked(state_dir: Path, heap: str, timeout: float, cache_dir: Path | None,
+                  options: BrokerOptions | None = None) -> BrokerInfo:
+    options = options or BrokerOptions()
     old = read_info(state_dir)
     if old is not None and _owned(old.pid, state_dir):
         raise BrokerError(f"a broker is already running for {state_dir} (pid {old.pid})")
@@ -737,8 +790,9 @@ def _start_locked(state_dir: Path, heap: str, timeout: float, cache_dir: Path | 
     deadline = time.monotonic() + timeout
     for attempt in range(3):
         broker_port, controller_port = _free_ports(preferred if attempt == 0 else None)
-        props.write_text(_server_properties(broker_port, controller_port, data_dir))
-        _format_storage(java, lib, props, log4j, data_dir)
+        props.write_text(_server_properties(broker_port, controller_port, data_dir,
+                                            options.properties))
+        _format_storage(java, lib, props, log4j, data_dir, options.scram)
         child = _launch(java, lib, state_dir, heap, props, log4j, log)
         info = BrokerInfo(
             pid=child.pid,
@@ -761,7 +815,7 @@ def _start_locked(state_dir: Path, heap: str, timeout: float, cache_dir: Path | 
                 if child.poll() is not None:
                     break
                 budget = min(5.0, max(1.0, deadline - time.monotonic()))
-                if probe(info.bootstrap, timeout=budget):
+                if probe(info.bootstrap, timeout=budget, security=options.client):
                     return info
                 time.sleep(0.25)
         except BaseException:  # Ctrl-C mid-start: do not leave a half-started JVM behind
@@ -809,17 +863,19 @@ def stop(state_dir: Path | None = None, *, timeout: float = DEFAULT_STOP_TIMEOUT
         return stopped
 
 
-def status(state_dir: Path | None = None, *, timeout: float = 5.0) -> dict[str, Any] | None:
+def status(state_dir: Path | None = None, *, timeout: float = 5.0,
+           security: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """``broker.json`` plus liveness, or None when no broker of ours runs for ``state_dir``.
 
-    ``ready`` says whether a metadata request answered within ``timeout`` seconds. Read only:
-    a stale broker.json is reported as None but left for stop()/start() to clean up.
+    ``ready`` says whether a metadata request answered within ``timeout`` seconds (made with
+    ``security``, the connection options of a broker started with a secured listener). Read
+    only: a stale broker.json is reported as None but left for stop()/start() to clean up.
     """
     state_dir = (state_dir or default_state_dir()).absolute()
     info = read_info(state_dir)
     if info is None or not _owned(info.pid, state_dir):
         return None
-    cluster = probe(info.bootstrap, timeout=timeout)
+    cluster = probe(info.bootstrap, timeout=timeout, security=security)
     result = info.to_dict()
     result.update(
         alive=True,
@@ -836,12 +892,14 @@ def ensure_broker(
     *,
     timeout: float = DEFAULT_START_TIMEOUT,
     cache_dir: Path | None = None,
+    options: BrokerOptions | None = None,
 ) -> tuple[str, bool]:
     """``(bootstrap, started_by_us)``: the env broker, else a healthy running one, else a new one.
 
     ``started_by_us`` tells the caller whether it owns the broker (and should stop it).
     A recorded broker that is alive but not answering gets ``timeout`` to become ready (it
-    may still be starting in another process) before it is stopped and replaced.
+    may still be starting in another process) before it is stopped and replaced. ``options``:
+    see :func:`start` (a running broker is probed with ``options.client``).
     """
     env = configured_bootstrap()
     if env:
@@ -854,12 +912,13 @@ def ensure_broker(
         if info is not None and _owned(info.pid, state_dir):
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and _alive(info.pid):
-                if probe(info.bootstrap, timeout=5.0):
+                if probe(info.bootstrap, timeout=5.0,
+                         security=options.client if options else None):
                     return info.bootstrap, False
                 time.sleep(0.5)
             _say(f"broker pid {info.pid} in {state_dir} is not answering; replacing it")
             _kill(info.pid, DEFAULT_STOP_TIMEOUT)
-        return _start_locked(state_dir, heap, timeout, cache_dir).bootstrap, True
+        return _start_locked(state_dir, heap, timeout, cache_dir, options).bootstrap, True
 
 
 @dataclass
@@ -870,6 +929,7 @@ class LocalBroker:
     heap: str = DEFAULT_HEAP
     timeout: float = DEFAULT_START_TIMEOUT
     cache_dir: Path | None = None
+    options: BrokerOptions | None = None
 
     def fetch(self) -> Path:
         """See :func:`fetch`."""
@@ -877,7 +937,8 @@ class LocalBroker:
 
     def start(self) -> BrokerInfo:
         """See :func:`start`."""
-        return start(self.state_dir, self.heap, timeout=self.timeout, cache_dir=self.cache_dir)
+        return start(self.state_dir, self.heap, timeout=self.timeout, cache_dir=self.cache_dir,
+                     options=self.options)
 
     def stop(self) -> bool:
         """See :func:`stop`."""
@@ -885,10 +946,12 @@ class LocalBroker:
 
     def status(self) -> dict[str, Any] | None:
         """See :func:`status`."""
-        return status(self.state_dir)
+        return status(self.state_dir,
+                      security=self.options.client if self.options else None)
 
     def ensure(self) -> tuple[str, bool]:
         """See :func:`ensure_broker`."""
         return ensure_broker(
-            self.state_dir, self.heap, timeout=self.timeout, cache_dir=self.cache_dir
+            self.state_dir, self.heap, timeout=self.timeout, cache_dir=self.cache_dir,
+            options=self.options,
         )

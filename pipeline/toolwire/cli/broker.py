@@ -26,7 +26,15 @@ from toolwire.broker.local import (
     status,
     stop,
 )
-from toolwire.cli.common import EXIT_NEGATIVE, EXIT_OK, Failure, Subparsers, positive_seconds
+from toolwire.cli.common import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    Failure,
+    Subparsers,
+    kafka_security,
+    load_settings,
+    positive_seconds,
+)
 
 PROG = "toolwire broker"
 
@@ -109,7 +117,7 @@ def run_stop(args: argparse.Namespace) -> int:
 def run_status(args: argparse.Namespace) -> int:
     env = configured_bootstrap()
     if env:
-        cluster = probe(env)
+        cluster = probe(env, security=kafka_security(PROG, load_settings(PROG)))
         _print_json({"external": True, "bootstrap": env, "ready": cluster is not None,
                      "cluster_id": (cluster or {}).get("cluster_id")})
         return EXIT_OK if cluster is not None else EXIT_NEGATIVE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from toolwire.settings import Settings
 
@@ -90,3 +90,35 @@ def load_settings(prog: str) -> Settings:
         return Settings.from_env()
     except ValueError as exc:
         raise UsageError(str(exc), prog) from None
+
+
+def kafka_security(prog: str, settings: Settings) -> dict[str, Any]:
+    """The aiokafka connection options of every client a command makes (TLS, SASL), from
+    the settings; a file that cannot be used (CA, certificate, key, password file) is a usage
+    error that names its variable."""
+    from toolwire.security import client_options
+
+    try:
+        return client_options(settings)
+    except ValueError as exc:
+        raise UsageError(str(exc), prog) from None
+
+
+def kafka_failure(prog: str, exc: BaseException, bootstrap: str, settings: Settings,
+                  security: dict[str, Any]) -> Failure:
+    """The failure of a command whose Kafka client failed. aiokafka reports a refused login
+    or TLS handshake only as "unable to bootstrap", so on a secured cluster one direct
+    connection finds the cause and names the setting to fix."""
+    message = f"Kafka at {bootstrap}: {type(exc).__name__}: {exc}"
+    if settings.secured:
+        import asyncio
+
+        from toolwire.security import SecurityError, verify
+
+        try:
+            asyncio.run(verify(bootstrap, security, settings))
+        except SecurityError as cause:
+            message = str(cause)
+        except Exception:  # the diagnosis must not hide the failure it explains
+            pass
+    return Failure(message, prog)

@@ -11,6 +11,8 @@ from toolwire.cli.common import (
     Failure,
     Subparsers,
     find_broker,
+    kafka_failure,
+    kafka_security,
     load_settings,
     positive_int,
     positive_seconds,
@@ -42,13 +44,16 @@ def run(args: argparse.Namespace) -> int:
     from toolwire.consume import consume, print_json_line, topic_for
 
     settings = load_settings(PROG)
+    security = kafka_security(PROG, settings)
     bootstrap = find_broker(PROG)
     topic = topic_for(args.kind, settings)
     try:
         count = asyncio.run(consume(bootstrap, topic, from_beginning=args.from_beginning,
                                     idle_timeout=args.idle_timeout, max_records=args.max,
-                                    emit=print_json_line))
+                                    emit=print_json_line, security=security))
     except LookupError as exc:
         raise Failure(str(exc), PROG) from None
+    except Exception as exc:  # KafkaError, OSError: the broker could not be read
+        raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
     print(f"{PROG}: {count} record(s) from {topic}", file=sys.stderr)
     return EXIT_OK

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from toolwire.cli.common import EXIT_OK, Subparsers, find_broker, load_settings
+from toolwire.cli.common import (
+    EXIT_OK,
+    Subparsers,
+    find_broker,
+    kafka_failure,
+    kafka_security,
+    load_settings,
+)
 
 PROG = "toolwire dlq release"
 
@@ -31,8 +38,13 @@ def run_release(args: argparse.Namespace) -> int:
     from toolwire.dlq import release
 
     settings = load_settings(PROG)
+    security = kafka_security(PROG, settings)
     bootstrap = find_broker(PROG)
-    partition, offset = asyncio.run(release(bootstrap, settings.topic_chunks, args.session))
+    try:
+        partition, offset = asyncio.run(release(bootstrap, settings.topic_chunks, args.session,
+                                                security=security))
+    except Exception as exc:  # KafkaError, OSError: the release was not written
+        raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
     print(f"release of session {args.session} sent to {settings.topic_chunks} "
           f"partition {partition} offset {offset}; its worker applies it in order")
     return EXIT_OK

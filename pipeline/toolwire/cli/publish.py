@@ -11,6 +11,8 @@ from toolwire.cli.common import (
     Subparsers,
     UsageError,
     find_broker,
+    kafka_failure,
+    kafka_security,
     load_settings,
     positive_int,
     positive_seconds,
@@ -80,14 +82,21 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolwire.publish.publisher import PublishReport, load_captures, publish_loaded
+    from toolwire.publish.publisher import (
+        BrokerUnreachable,
+        PublishReport,
+        load_captures,
+        publish_loaded,
+    )
 
     if args.request is not None and len(args.captures) != 1:
         raise UsageError(f"--request needs exactly one CAPTURE (got {len(args.captures)})",
                          PROG)
     if not args.session:
         raise UsageError("--session must not be empty", PROG)
-    topic = load_settings(PROG).topic_chunks
+    settings = load_settings(PROG)
+    security = kafka_security(PROG, settings)
+    topic = settings.topic_chunks
     try:
         loaded = load_captures(args.captures)
     except OSError as exc:
@@ -103,8 +112,12 @@ def run(args: argparse.Namespace) -> int:
             provider=args.provider, model=args.model,
             tools=args.tools,
             slice_size=args.slice_size, end=args.end, progress=progress,
-            connect_timeout=args.timeout,
+            connect_timeout=args.timeout, security=security,
         ))
+    except BrokerUnreachable as exc:  # on a secured cluster: find out why (a refused login?)
+        if settings.secured:
+            raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
+        raise Failure(str(exc), PROG) from None
     except Exception as exc:  # PublishError, KafkaError: all "could not publish"
         raise Failure(str(exc) or type(exc).__name__, PROG) from None
     return EXIT_OK

@@ -14,6 +14,8 @@ from toolwire.cli.common import (
     Subparsers,
     UsageError,
     find_broker,
+    kafka_failure,
+    kafka_security,
     load_settings,
     positive_int,
     positive_seconds,
@@ -52,6 +54,8 @@ def add(sub: Subparsers) -> None:
             "  TOOLWIRE_MIN_INSYNC_REPLICAS  min.insync.replicas of new topics (default: the\n"
             "      broker's)\n"
             "  KAFKA_BOOTSTRAP_SERVERS  the broker (default: start or reuse a local one)\n"
+            "  TOOLWIRE_SECURITY_PROTOCOL, TOOLWIRE_SASL_*, TOOLWIRE_SSL_*  how to connect to a\n"
+            "      secured cluster (see the README)\n"
             "exit status: 0 done, 1 a topic disagrees with its contract or the broker failed,\n"
             "  2 usage or contract error"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -113,18 +117,20 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_apply(args: argparse.Namespace) -> int:
     settings = load_settings(PROG)
+    security = kafka_security(PROG, settings)
     contracts = _contracts(args.dir)
     replication = args.replication_factor or settings.replication_factor
     bootstrap = args.bootstrap or find_broker(PROG, start=True)
     try:
         lines = asyncio.run(apply_topics(bootstrap, contracts, replication_factor=replication,
-                                         app_id=settings.app_id, timeout=args.timeout))
+                                         app_id=settings.app_id, timeout=args.timeout,
+                                         security=security))
     except TopicMismatch as exc:
         raise Failure(f"\n{PROG}: ".join(exc.problems), PROG) from None
     except TopicError as exc:
         raise Failure(str(exc), PROG) from None
     except Exception as exc:  # KafkaError, OSError, TimeoutError
-        raise Failure(f"Kafka at {bootstrap}: {type(exc).__name__}: {exc}", PROG) from None
+        raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
     for line in lines:
         print(line)
     return EXIT_OK

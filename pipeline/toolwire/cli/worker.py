@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
+from typing import Any
 
-from toolwire.cli.common import Subparsers, find_broker, load_settings
+from toolwire.cli.common import Failure, Subparsers, find_broker, kafka_security, load_settings
+from toolwire.settings import Settings
 
 PROG = "toolwire worker"
 
@@ -19,8 +22,9 @@ def add(sub: Subparsers) -> None:
             "changelogged tables. Start several for more throughput (up to the partition "
             "count). The same app as 'faust -A toolwire.app worker'. Uses "
             "KAFKA_BOOTSTRAP_SERVERS, else the local broker of 'toolwire broker start'. "
-            "Settings come from TOOLWIRE_* variables (see the README). Stop it with Ctrl-C "
-            "or SIGTERM."),
+            "Settings come from TOOLWIRE_* variables (see the README); on a secured cluster "
+            "(TOOLWIRE_SECURITY_PROTOCOL) the login is checked first and a refused one exits 1 "
+            "naming the setting to fix. Stop it with Ctrl-C or SIGTERM."),
     )
     p.add_argument("--loglevel", "-l", default="info",
                    choices=["debug", "info", "warning", "error"], help="log level (info)")
@@ -31,7 +35,22 @@ def run(args: argparse.Namespace) -> int:
     from toolwire.app import create_app
 
     settings = load_settings(PROG)
+    security = kafka_security(PROG, settings)
     bootstrap = find_broker(PROG)
+    if settings.secured:
+        check_login(bootstrap, settings, security)
     worker = create_app(dataclasses.replace(settings, bootstrap=bootstrap))
     level = {"warning": "warn"}.get(args.loglevel, args.loglevel)  # Faust's own spelling
     return worker.run(loglevel=level)
+
+
+def check_login(bootstrap: str, settings: Settings, security: dict[str, Any]) -> None:
+    """One TLS handshake, SASL login and metadata request before Faust starts: a wrong
+    password, CA or protocol then stops the worker at once with a message naming the setting
+    to fix, instead of surfacing as Faust's "unable to bootstrap"."""
+    from toolwire.security import SecurityError, verify
+
+    try:
+        asyncio.run(verify(bootstrap, security, settings))
+    except SecurityError as exc:
+        raise Failure(str(exc), PROG) from None

@@ -20,7 +20,7 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -57,6 +57,12 @@ log = logging.getLogger("toolwire.publish")
 END_EOF: Final = "eof"
 END_ERROR: Final = "error"
 END_CANCELLED: Final = "cancelled"
+
+#: The aiokafka options that ``ChunkPublisher(security=...)`` accepts.
+SECURITY_OPTIONS: Final = frozenset({
+    "security_protocol", "ssl_context", "sasl_mechanism", "sasl_plain_username",
+    "sasl_plain_password", "sasl_kerberos_service_name", "sasl_kerberos_domain_name",
+    "sasl_oauth_token_provider"})
 
 #: Short enough not to add visible latency to a live stream, long enough that a burst of small
 #: SSE events shares one produce request instead of paying a round trip each.
@@ -240,6 +246,17 @@ class ChunkPublisher:
 
     One publisher serves any number of concurrent streams: each keeps its own sequence, and
     the records of one stream are enqueued in order, which is all the ordering needed.
+
+    ``security`` is how the owned producer connects to a secured cluster: aiokafka's
+    connection options (``security_protocol``, ``ssl_context``, ``sasl_mechanism``,
+    ``sasl_plain_username``, ``sasl_plain_password``). The publisher reads no environment;
+    a gateway configured like a worker gets them from
+    ``toolwire.security.client_options(Settings.from_env())``, or builds them itself::
+
+        ChunkPublisher("kafka1:9093", "llm.sse.chunks", security={
+            "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512",
+            "sasl_plain_username": user, "sasl_plain_password": password,
+            "ssl_context": aiokafka.helpers.create_ssl_context(cafile="ca.pem")})
     """
 
     def __init__(
@@ -249,24 +266,31 @@ class ChunkPublisher:
         *,
         linger_ms: int = DEFAULT_LINGER_MS,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        security: Mapping[str, Any] | None = None,
         **producer_options: Any,
     ) -> None:
         self.topic = topic
         self.connect_timeout = connect_timeout
         self._owned = isinstance(source, str)
+        unknown = set(security or ()) - SECURITY_OPTIONS
+        if unknown:
+            raise TypeError(f"not a connection security option: {', '.join(sorted(unknown))} "
+                            f"(expected some of {', '.join(sorted(SECURITY_OPTIONS))})")
         if isinstance(source, str):
             self.bootstrap: str | None = source
             options: dict[str, Any] = {
                 "acks": "all",
                 "enable_idempotence": True,
                 "linger_ms": linger_ms,
+                **(security or {}),
                 **producer_options,
             }
             self._producer: Any = None
             self._options = options
         else:
-            if producer_options:
-                raise TypeError("producer options only apply when given a bootstrap string")
+            if producer_options or security:
+                raise TypeError("producer and security options only apply when given a "
+                                "bootstrap string (a borrowed producer is already connected)")
             self.bootstrap = None
             self._producer = source
             self._options = {}
@@ -467,6 +491,7 @@ async def publish_loaded(
     end: bool,
     progress: Callable[[PublishReport], object] | None,
     connect_timeout: float,
+    security: Mapping[str, Any] | None = None,
 ) -> list[PublishReport]:
     ids = _request_ids([path for path, _ in loaded], session, request)
     metas = [
@@ -477,7 +502,8 @@ async def publish_loaded(
     if slice_size is not None and slice_size <= 0:
         raise ValueError(f"slice size must be positive, got {slice_size}")
     reports: list[PublishReport] = []
-    async with ChunkPublisher(bootstrap, topic, connect_timeout=connect_timeout) as publisher:
+    async with ChunkPublisher(bootstrap, topic, connect_timeout=connect_timeout,
+                              security=security) as publisher:
         for meta, (_, body) in zip(metas, loaded, strict=True):
             pieces = split_events(body) if slice_size is None else split_fixed(body, slice_size)
             report = await publisher.publish_stream(meta, _iterate(pieces), end=end)
@@ -501,6 +527,7 @@ async def publish_captures(
     end: bool = True,
     progress: Callable[[PublishReport], object] | None = None,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    security: Mapping[str, Any] | None = None,
 ) -> list[PublishReport]:
     """Publish each captured body as one request of ``session``, in order.
 
@@ -508,6 +535,7 @@ async def publish_captures(
     ``slice_size``-byte slices. The request id defaults to ``<session>-<file stem>-<8 hex>``;
     ``request`` fixes it and is only allowed with one capture. ``end=False`` leaves out the
     end marker. ``progress`` is called with each report as soon as that request is delivered.
+    ``security``: the connection options of :class:`ChunkPublisher`.
 
     Raises OSError for an unreadable file (before anything is published), ValueError for
     bad arguments, :class:`PublishError` when the broker or the topic is not there.
@@ -516,5 +544,5 @@ async def publish_captures(
     return await publish_loaded(
         bootstrap, topic, loaded, session=session, request=request, provider=provider,
         model=model, tools=tools, slice_size=slice_size, end=end, progress=progress,
-        connect_timeout=connect_timeout,
+        connect_timeout=connect_timeout, security=security,
     )
