@@ -112,6 +112,10 @@ class Settings:
     ssl_key_file: Path | None = None
     #: Check that a broker's certificate names the host connected to (TLS protocols).
     ssl_check_hostname: bool = True
+    #: Port of the worker's Prometheus ``/metrics``; ``None`` serves none.
+    metrics_port: int | None = None
+    #: Address ``/metrics`` listens on: loopback unless configured (``0.0.0.0`` in a container).
+    metrics_bind: str = "127.0.0.1"
     #: Where local state lives (the embedded broker, worker data).
     state_dir: Path = Path(".toolwire")
     #: Names this worker in dead-letter provenance.

@@ -16,10 +16,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import faust
+from prometheus_client import start_http_server
 
 from toolwire.app import fixes
 from toolwire.app.faust_app import build_faust_app, changelog_configs
 from toolwire.app.tables import TextKeys
+from toolwire.metrics import WorkerMetrics
 from toolwire.settings import Settings
 from toolwire.stream.messages import InputMessage, Output, Sink
 from toolwire.stream.processor import Processor
@@ -48,6 +50,11 @@ class Toolwire:
             self._table("chunks", "raw chunks of open responses, deleted when decided"),
             self._table("responses", "open responses' metadata, then dedupe markers"),
             self._table("quarantine", "quarantined sessions until an operator releases them"))
+        self.metrics: WorkerMetrics | None = None
+        if settings.metrics_port is not None:
+            self.metrics = WorkerMetrics(self.processor.stats, self._gauges)
+            self.processor.observer = self.metrics
+            app.task(self._serve_metrics)
         # Writes tables: one message at a time (faust-streaming #606).
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)
@@ -61,6 +68,22 @@ class Toolwire:
         return TextKeys(self.app.Table(name, key_type=bytes, value_type=bytes,
                                        partitions=self.settings.partitions, help=help,
                                        extra_topic_configs=changelog_configs(self.settings)))
+
+    def _gauges(self) -> dict[str, float]:
+        processor = self.processor
+        return {"open_responses": len(processor.live),
+                "quarantined_sessions": len(processor.quarantine),
+                "entries.chunks": len(processor.chunks),
+                "entries.responses": len(processor.responses),
+                "entries.quarantine": len(processor.quarantine)}
+
+    async def _serve_metrics(self) -> None:
+        """Serve ``/metrics`` from a thread of prometheus-client, once the worker starts."""
+        assert self.metrics is not None and self.settings.metrics_port is not None
+        start_http_server(self.settings.metrics_port, addr=self.settings.metrics_bind,
+                          registry=self.metrics.registry)
+        log.info("metrics at http://%s:%d/metrics", self.settings.metrics_bind,
+                 self.settings.metrics_port)
 
     async def publish(self, output: Output) -> None:
         """Send one output; a record that decides a response is awaited until the broker has

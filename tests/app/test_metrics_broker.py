@@ -1,0 +1,101 @@
+"""A real worker serves Prometheus metrics on 127.0.0.1: known traffic from two providers, a
+scrape parsed with prometheus-client's parser, every count equal to the traffic."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.app.support import (
+    Chunk,
+    Deployment,
+    Worker,
+    collect,
+    interleave,
+    produce,
+    request_chunks,
+)
+from tests.core.sse import body, call, chunk
+
+pytestmark = pytest.mark.broker
+
+DEEPSEEK = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
+                chunk(call(0, "", "", '"Paris"}'), finish="tool_calls"))
+VLLM = body(chunk(call(0, "call_2", "search", '{"q":')),
+            chunk(call(0, None, None, '"x"}'), finish="tool_calls"))
+NAMELESS = body(chunk(call(0, arguments="{}")), chunk(finish="tool_calls"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class WithMetrics(Deployment):
+    metrics_port: int = 0
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "TOOLWIRE_METRICS_PORT": str(self.metrics_port)}
+
+
+def provider(chunks: list[Chunk], name: str) -> list[Chunk]:
+    return [Chunk(c.session, c.request, c.seq, c.value, c.end, c.tools,
+                  (("provider", name.encode()),)) for c in chunks]
+
+
+def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def test_a_scrape_counts_exactly_the_traffic(kafka_bootstrap: str, tmp_path: Path) -> None:
+    dep = WithMetrics(kafka_bootstrap, tmp_path, metrics_port=free_port())
+    asyncio.run(dep.create_topics())
+    streams = [provider(request_chunks(f"s{n}", f"d{n}", [DEEPSEEK[:60], DEEPSEEK[60:]]),
+                        "deepseek") for n in range(3)]
+    streams += [provider(request_chunks(f"v{n}", f"v{n}", [VLLM]), "vllm") for n in range(2)]
+    streams += [provider(request_chunks("bad", "bad", [NAMELESS]), "vllm")]
+    worker = Worker(dep)
+    try:
+        worker.wait_ready()
+        asyncio.run(produce(kafka_bootstrap, dep.chunks, interleave(*streams)))
+        records = asyncio.run(collect(kafka_bootstrap, [dep.assembled, dep.deadletter],
+                                      until=6, idle=0.5, timeout=90))
+        assert len(records) == 6
+        deadline = time.monotonic() + 10
+        while True:  # the record is consumed a moment before the worker counts it settled
+            got = scrape(dep.metrics_port)
+            if got.get(("toolwire_responses_assembled_total", (("provider", "vllm"),))) == 2:
+                break
+            assert time.monotonic() < deadline, got
+            time.sleep(0.2)
+    finally:
+        worker.stop()
+    assert got[("toolwire_responses_assembled_total", (("provider", "deepseek"),))] == 3
+    assert got[("toolwire_dead_letters_total",
+                (("provider", "vllm"), ("reason", "missing_identity")))] == 1
+    assert got[("toolwire_identity_repairs_total",
+                (("kind", "empty_identity_ignored"), ("provider", "deepseek")))] == 6
+    assert got[("toolwire_identity_repairs_total",
+                (("kind", "null_identity_ignored"), ("provider", "vllm")))] == 4
+    messages = sum(len(s) for s in streams)
+    assert got[("toolwire_messages_consumed_total", ())] == messages
+    assert got[("toolwire_consumed_bytes_total", ())] == sum(len(c.value) for s in streams
+                                                           for c in s)
+    assert got[("toolwire_last_chunk_to_publish_seconds_count", ())] == 6
+    assert got[("toolwire_open_responses", ())] == 0
+    assert got[("toolwire_quarantined_sessions", ())] == 1
+    assert all(name.startswith("toolwire_") or name.startswith(("python_", "process_"))
+               for name, _ in got)
