@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -53,6 +56,18 @@ def provider(chunks: list[Chunk], name: str) -> list[Chunk]:
                   (("provider", name.encode()),)) for c in chunks]
 
 
+def status(dep: Deployment) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "toolwire.cli", "status"]
+    json_run = subprocess.run([*args, "--json"], env=dep.env(), capture_output=True, text=True,
+                              timeout=60, check=False)
+    if json_run.returncode == 1 and not json_run.stdout:
+        return json_run
+    text_run = subprocess.run(args, env=dep.env(), capture_output=True, text=True, timeout=60,
+                              check=False)
+    assert text_run.returncode == json_run.returncode
+    return json_run if json_run.returncode == 0 else text_run
+
+
 def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
         text = response.read().decode()
@@ -81,8 +96,26 @@ def test_a_scrape_counts_exactly_the_traffic(kafka_bootstrap: str, tmp_path: Pat
                 break
             assert time.monotonic() < deadline, got
             time.sleep(0.2)
+        deadline = time.monotonic() + 20
+        while True:  # table changelogs are written at the next commit
+            live = status(dep)
+            if live.returncode or orjson.loads(live.stdout)["quarantined_sessions"]:
+                break
+            assert time.monotonic() < deadline, live.stdout
+            time.sleep(1)
     finally:
         worker.stop()
+    assert live.returncode == 0, live.stderr
+    report = orjson.loads(live.stdout)
+    assert report["members"] == 1
+    assert report["open_responses"] == 0
+    assert report["quarantined_sessions"] == ["bad"]
+    assert report["dead_letters_last_hour"] == {"missing_identity": 1}
+    chunks = [p for p in report["partitions"] if p["topic"] == dep.chunks]
+    assert sum(p["end_offset"] for p in chunks) == sum(len(s) for s in streams)
+    stopped = status(dep)
+    assert stopped.returncode == 1, stopped.stderr  # no live member any more
+    assert "0 live member(s)" in stopped.stdout
     assert got[("toolwire_responses_assembled_total", (("provider", "deepseek"),))] == 3
     assert got[("toolwire_dead_letters_total",
                 (("provider", "vllm"), ("reason", "missing_identity")))] == 1

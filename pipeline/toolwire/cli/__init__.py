@@ -13,10 +13,20 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from toolwire.cli import assemble, broker, consume, demo, dlq, publish, topics, worker
+from toolwire.cli import (
+    assemble,
+    broker,
+    consume,
+    demo,
+    dlq,
+    publish,
+    status,
+    topics,
+    worker,
+)
 from toolwire.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CommandError, Handler
 
-COMMANDS = (assemble, worker, publish, consume, dlq, topics, broker, demo)
+COMMANDS = (assemble, worker, publish, consume, status, dlq, topics, broker, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

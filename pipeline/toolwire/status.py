@@ -1,0 +1,200 @@
+"""Where the workers are: per topic and partition, end offsets, the group's committed offsets
+and the lag, in messages and in seconds; and whether the group has a live member.
+
+Read from Kafka alone (an admin client and a consumer without a group), so ``toolwire status``
+works with no worker running, and a worker exports the same numbers as metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
+
+from toolwire.settings import Settings
+from toolwire.stream.state import OpenResponse, StateError, decode_response
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionPosition:
+    topic: str
+    partition: int
+    end_offset: int
+    #: The worker group's committed offset (input topic only); ``None`` when none.
+    committed: int | None = None
+    #: Messages not yet processed (input topic only).
+    lag_messages: int | None = None
+    #: Age of the oldest message not yet processed, seconds (0 when nothing is behind).
+    lag_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStatus:
+    group: str
+    state: str
+    members: int
+    positions: tuple[PartitionPosition, ...]
+    #: From the tables' changelogs: responses open, sessions in quarantine.
+    open_responses: int = 0
+    quarantined_sessions: tuple[str, ...] = ()
+    #: Dead letters published in the last ``window`` seconds, by reason.
+    dead_letters: Mapping[str, int] = field(default_factory=dict)
+    window: float = 3600.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"group": self.group, "state": self.state, "members": self.members,
+                "partitions": [asdict(p) for p in self.positions],
+                "open_responses": self.open_responses,
+                "quarantined_sessions": list(self.quarantined_sessions),
+                "dead_letters_last_hour": dict(self.dead_letters)}
+
+
+async def group_status(bootstrap: str, settings: Settings,
+                       security: Mapping[str, Any] | None = None,
+                       timeout: float = 15.0) -> GroupStatus:
+    """End offsets of the three topics; committed offsets, lag and members of the group."""
+    options = dict(security or {})
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="toolwire-status",
+                                request_timeout_ms=int(timeout * 1000), **options)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                                client_id="toolwire-status",
+                                request_timeout_ms=int(timeout * 1000), **options)
+    await admin.start()
+    await consumer.start()
+    try:
+        group = settings.app_id
+        described, offsets = await _coordinated(admin, group, timeout)
+        state, members = _group(described)
+        committed = {tp.partition: meta.offset for tp, meta in offsets.items()
+                     if tp.topic == settings.topic_chunks and meta.offset >= 0}
+        topics = (settings.topic_chunks, settings.topic_assembled, settings.topic_deadletter)
+        tps = await _partitions(consumer, topics)
+        ends = await consumer.end_offsets(tps) if tps else {}
+        positions = []
+        for tp in tps:
+            end = ends[tp]
+            if tp.topic != settings.topic_chunks:
+                positions.append(PartitionPosition(tp.topic, tp.partition, end))
+                continue
+            done = committed.get(tp.partition)
+            behind = end - (done or 0)
+            age = await _age(consumer, tp, done or 0) if behind > 0 else 0.0
+            positions.append(PartitionPosition(tp.topic, tp.partition, end, done, behind, age))
+        responses = await _table(consumer, f"{group}-responses-changelog", timeout)
+        quarantine = await _table(consumer, f"{group}-quarantine-changelog", timeout)
+        open_responses = 0
+        for value in responses.values():
+            try:
+                open_responses += isinstance(decode_response(value), OpenResponse)
+            except StateError:
+                continue
+        reasons = await _reasons_since(consumer, settings.topic_deadletter, 3600.0, timeout)
+        return GroupStatus(group, state, members, tuple(positions), open_responses,
+                           tuple(sorted(k.decode("utf-8", "replace") for k in quarantine)),
+                           reasons)
+    finally:
+        await consumer.stop()
+        await admin.close()
+
+
+async def _coordinated(admin: AIOKafkaAdminClient, group: str,
+                       timeout: float) -> tuple[Any, Any]:
+    """The group's description and offsets; a coordinator still being elected (a fresh
+    cluster) is waited for, up to ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return (await admin.describe_consumer_groups([group]),
+                    await admin.list_consumer_group_offsets(group))
+        except (GroupCoordinatorNotAvailableError, CoordinatorLoadInProgressError):
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+def _group(described: Any) -> tuple[str, int]:
+    """(state, live members) from aiokafka's DescribeGroups response."""
+    groups = described[0].to_object()["groups"] if described else []
+    if not groups:
+        return "Dead", 0
+    group = groups[0]
+    return str(group.get("group_state") or "Unknown"), len(group.get("members") or [])
+
+
+async def _partitions(consumer: AIOKafkaConsumer, topics: Sequence[str]) -> list[TopicPartition]:
+    # The metadata of every topic: once assigned, a consumer tracks only its own topics.
+    cluster = await consumer._client.fetch_all_metadata()
+    return [TopicPartition(topic, p) for topic in topics
+            for p in sorted(cluster.partitions_for_topic(topic) or ())]
+
+
+async def _age(consumer: AIOKafkaConsumer, tp: TopicPartition, offset: int) -> float | None:
+    """Seconds since the message at ``offset`` was produced (the oldest one not processed)."""
+    consumer.assign([tp])
+    consumer.seek(tp, offset)
+    batch = await consumer.getmany(tp, timeout_ms=2000, max_records=1)
+    messages = batch.get(tp) or []
+    if not messages:
+        return None
+    produced: float = messages[0].timestamp / 1000
+    return max(0.0, time.time() - produced)
+
+
+async def _read(consumer: AIOKafkaConsumer, starts: Mapping[TopicPartition, int],
+                timeout: float) -> list[Any]:
+    """Every message from ``starts`` to the end offsets as they are now."""
+    tps = [tp for tp in starts]
+    if not tps:
+        return []
+    ends = await consumer.end_offsets(tps)
+    todo = {tp for tp in tps if ends[tp] > starts[tp]}
+    consumer.assign(tps)
+    for tp in tps:
+        consumer.seek(tp, starts[tp])
+    messages: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while todo and time.monotonic() < deadline:
+        batch = await consumer.getmany(*todo, timeout_ms=500, max_records=5000)
+        for tp, records in batch.items():
+            messages.extend(r for r in records if r.offset < ends[tp])
+            if records and records[-1].offset >= ends[tp] - 1:
+                todo.discard(tp)
+    return messages
+
+
+async def _table(consumer: AIOKafkaConsumer, topic: str, timeout: float) -> dict[bytes, bytes]:
+    """A table as its changelog leaves it: the last value of each key, deletions applied."""
+    tps = await _partitions(consumer, [topic])
+    if not tps:
+        return {}
+    begins = await consumer.beginning_offsets(tps)
+    table: dict[bytes, bytes] = {}
+    for message in await _read(consumer, begins, timeout):
+        if message.value is None:
+            table.pop(message.key, None)
+        else:
+            table[message.key] = message.value
+    return table
+
+
+async def _reasons_since(consumer: AIOKafkaConsumer, topic: str, window: float,
+                         timeout: float) -> dict[str, int]:
+    tps = await _partitions(consumer, [topic])
+    if not tps:
+        return {}
+    since = int((time.time() - window) * 1000)
+    found = await consumer.offsets_for_times({tp: since for tp in tps})
+    ends = await consumer.end_offsets(tps)
+    starts = {tp: (found[tp].offset if found.get(tp) else ends[tp]) for tp in tps}
+    counts: Counter[str] = Counter()
+    for message in await _read(consumer, starts, timeout):
+        reason = dict(message.headers or []).get("toolwire.errors.reason", b"unknown")
+        counts[reason.decode("utf-8", "replace")] += 1
+    return dict(sorted(counts.items()))
