@@ -9,14 +9,15 @@ id is ever a label.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Final
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from toolwire.core.identity import REPAIR_NAMES
+from toolwire.status import PartitionPosition
 from toolwire.stream.observe import Settled
 
 #: Distinct ``provider`` label values; any further provider is counted as ``other``.
@@ -113,6 +114,34 @@ class WorkerMetrics:
             "Produce time of a response's first chunk to its record acknowledged.",
             buckets=_LATENCY_BUCKETS, registry=r)
         r.register(_StatsCollector(stats, gauges))
+        self.end_offset = Gauge("toolwire_topic_end_offset",
+                                "End offset of each partition of Toolwire's topics.",
+                                ["topic", "partition"], registry=r)
+        self.committed_offset = Gauge("toolwire_consumer_committed_offset",
+                                      "The worker group's committed offset on the input topic.",
+                                      ["partition"], registry=r)
+        self.lag_messages = Gauge("toolwire_consumer_lag_messages",
+                                  "Input messages not yet processed.", ["partition"],
+                                  registry=r)
+        self.lag_seconds = Gauge("toolwire_consumer_lag_seconds",
+                                 "Age of the oldest input message not yet processed.",
+                                 ["partition"], registry=r)
+        self.live_members = Gauge("toolwire_group_members",
+                                  "Live members of the worker group.", registry=r)
+
+    def positions(self, members: int, positions: Iterable[PartitionPosition]) -> None:
+        """Topic metrics, from a :func:`toolwire.status.group_status` of the group."""
+        self.live_members.set(members)
+        for p in positions:
+            partition = str(p.partition)
+            self.end_offset.labels(p.topic, partition).set(p.end_offset)
+            if p.lag_messages is None:
+                continue
+            if p.committed is not None:
+                self.committed_offset.labels(partition).set(p.committed)
+            self.lag_messages.labels(partition).set(p.lag_messages)
+            if p.lag_seconds is not None:
+                self.lag_seconds.labels(partition).set(p.lag_seconds)
 
     # -- Observer ------------------------------------------------------------------------------
 

@@ -116,6 +116,8 @@ class Settings:
     metrics_port: int | None = None
     #: Address ``/metrics`` listens on: loopback unless configured (``0.0.0.0`` in a container).
     metrics_bind: str = "127.0.0.1"
+    #: How often the topic metrics (offsets, lag) are read from Kafka.
+    topic_metrics_interval_seconds: float = 30.0
     #: Where local state lives (the embedded broker, worker data).
     state_dir: Path = Path(".toolwire")
     #: Names this worker in dead-letter provenance.

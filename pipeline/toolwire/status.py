@@ -58,8 +58,9 @@ class GroupStatus:
 
 async def group_status(bootstrap: str, settings: Settings,
                        security: Mapping[str, Any] | None = None,
-                       timeout: float = 15.0) -> GroupStatus:
-    """End offsets of the three topics; committed offsets, lag and members of the group."""
+                       timeout: float = 15.0, *, tables: bool = True) -> GroupStatus:
+    """End offsets of the three topics; committed offsets, lag and members of the group; with
+    ``tables``, also what the changelogs and the dead-letter topic of the last hour hold."""
     options = dict(security or {})
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="toolwire-status",
                                 request_timeout_ms=int(timeout * 1000), **options)
@@ -74,19 +75,9 @@ async def group_status(bootstrap: str, settings: Settings,
         state, members = _group(described)
         committed = {tp.partition: meta.offset for tp, meta in offsets.items()
                      if tp.topic == settings.topic_chunks and meta.offset >= 0}
-        topics = (settings.topic_chunks, settings.topic_assembled, settings.topic_deadletter)
-        tps = await _partitions(consumer, topics)
-        ends = await consumer.end_offsets(tps) if tps else {}
-        positions = []
-        for tp in tps:
-            end = ends[tp]
-            if tp.topic != settings.topic_chunks:
-                positions.append(PartitionPosition(tp.topic, tp.partition, end))
-                continue
-            done = committed.get(tp.partition)
-            behind = end - (done or 0)
-            age = await _age(consumer, tp, done or 0) if behind > 0 else 0.0
-            positions.append(PartitionPosition(tp.topic, tp.partition, end, done, behind, age))
+        positions = await _positions(consumer, settings, committed)
+        if not tables:
+            return GroupStatus(group, state, members, positions)
         responses = await _table(consumer, f"{group}-responses-changelog", timeout)
         quarantine = await _table(consumer, f"{group}-quarantine-changelog", timeout)
         open_responses = 0
@@ -96,12 +87,30 @@ async def group_status(bootstrap: str, settings: Settings,
             except StateError:
                 continue
         reasons = await _reasons_since(consumer, settings.topic_deadletter, 3600.0, timeout)
-        return GroupStatus(group, state, members, tuple(positions), open_responses,
+        return GroupStatus(group, state, members, positions, open_responses,
                            tuple(sorted(k.decode("utf-8", "replace") for k in quarantine)),
                            reasons)
     finally:
         await consumer.stop()
         await admin.close()
+
+
+async def _positions(consumer: AIOKafkaConsumer, settings: Settings,
+                     committed: Mapping[int, int]) -> tuple[PartitionPosition, ...]:
+    topics = (settings.topic_chunks, settings.topic_assembled, settings.topic_deadletter)
+    tps = await _partitions(consumer, topics)
+    ends = await consumer.end_offsets(tps) if tps else {}
+    positions = []
+    for tp in tps:
+        end = ends[tp]
+        if tp.topic != settings.topic_chunks:
+            positions.append(PartitionPosition(tp.topic, tp.partition, end))
+            continue
+        done = committed.get(tp.partition)
+        behind = end - (done or 0)
+        age = await _age(consumer, tp, done or 0) if behind > 0 else 0.0
+        positions.append(PartitionPosition(tp.topic, tp.partition, end, done, behind, age))
+    return tuple(positions)
 
 
 async def _coordinated(admin: AIOKafkaAdminClient, group: str,

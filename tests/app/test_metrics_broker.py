@@ -48,7 +48,8 @@ class WithMetrics(Deployment):
     metrics_port: int = 0
 
     def env(self) -> dict[str, str]:
-        return {**super().env(), "TOOLWIRE_METRICS_PORT": str(self.metrics_port)}
+        return {**super().env(), "TOOLWIRE_METRICS_PORT": str(self.metrics_port),
+                "TOOLWIRE_TOPIC_METRICS_INTERVAL": "1"}
 
 
 def provider(chunks: list[Chunk], name: str) -> list[Chunk]:
@@ -92,7 +93,11 @@ def test_a_scrape_counts_exactly_the_traffic(kafka_bootstrap: str, tmp_path: Pat
         deadline = time.monotonic() + 10
         while True:  # the record is consumed a moment before the worker counts it settled
             got = scrape(dep.metrics_port)
-            if got.get(("toolwire_responses_assembled_total", (("provider", "vllm"),))) == 2:
+            ends = sum(v for (name, labels), v in got.items()
+                       if name == "toolwire_topic_end_offset"
+                       and ("topic", dep.chunks) in labels)
+            if (got.get(("toolwire_responses_assembled_total", (("provider", "vllm"),))) == 2
+                    and ends == sum(len(s) for s in streams)):
                 break
             assert time.monotonic() < deadline, got
             time.sleep(0.2)
@@ -129,6 +134,9 @@ def test_a_scrape_counts_exactly_the_traffic(kafka_bootstrap: str, tmp_path: Pat
                                                            for c in s)
     assert got[("toolwire_last_chunk_to_publish_seconds_count", ())] == 6
     assert got[("toolwire_open_responses", ())] == 0
+    assert got[("toolwire_group_members", ())] == 1
+    assert {dict(labels)["partition"] for name, labels in got
+            if name == "toolwire_consumer_lag_messages"} == {"0", "1", "2"}
     assert got[("toolwire_quarantined_sessions", ())] == 1
     assert all(name.startswith("toolwire_") or name.startswith(("python_", "process_"))
                for name, _ in got)

@@ -22,7 +22,9 @@ from toolwire.app import fixes
 from toolwire.app.faust_app import build_faust_app, changelog_configs
 from toolwire.app.tables import TextKeys
 from toolwire.metrics import WorkerMetrics
+from toolwire.security import client_options
 from toolwire.settings import Settings
+from toolwire.status import group_status
 from toolwire.stream.messages import InputMessage, Output, Sink
 from toolwire.stream.processor import Processor
 
@@ -55,6 +57,8 @@ class Toolwire:
             self.metrics = WorkerMetrics(self.processor.stats, self._gauges)
             self.processor.observer = self.metrics
             app.task(self._serve_metrics)
+            app.timer(interval=settings.topic_metrics_interval_seconds,
+                      on_leader=False)(self._topic_metrics)
         # Writes tables: one message at a time (faust-streaming #606).
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)
@@ -84,6 +88,17 @@ class Toolwire:
                           registry=self.metrics.registry)
         log.info("metrics at http://%s:%d/metrics", self.settings.metrics_bind,
                  self.settings.metrics_port)
+
+    async def _topic_metrics(self) -> None:
+        """Offsets and lag of the group, read like ``toolwire status`` does."""
+        assert self.metrics is not None
+        try:
+            status = await group_status(self.settings.bootstrap, self.settings,
+                                        client_options(self.settings), tables=False)
+        except Exception as exc:  # metrics must never stop the worker
+            log.warning("topic metrics not refreshed: %s: %s", type(exc).__name__, exc)
+            return
+        self.metrics.positions(status.members, status.positions)
 
     async def publish(self, output: Output) -> None:
         """Send one output; a record that decides a response is awaited until the broker has
