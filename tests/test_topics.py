@@ -196,9 +196,9 @@ def test_chunk_headers_are_the_ones_the_processor_reads(contracts: dict[Sink, Co
     chunks = contracts[Sink.CHUNKS]
     assert set(chunks.header_names()) == constants - produced_by_toolwire
     assert chunks.header_names() == [H_REQUEST_ID, H_CHUNK_SEQ, H_PROVIDER, H_MODEL,
-                                     H_DECLARED_TOOLS, H_END, H_CONTROL]
+                                     H_DECLARED_TOOLS, H_END, H_CONTROL, messages.H_REPLAY_OF]
     optional = {h.name for h in chunks.headers if not h.required}
-    assert optional == {H_DECLARED_TOOLS, H_END, H_CONTROL}
+    assert optional == {H_DECLARED_TOOLS, H_END, H_CONTROL, messages.H_REPLAY_OF}
 
 
 def test_output_headers(contracts: dict[Sink, Contract]) -> None:

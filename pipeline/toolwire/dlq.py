@@ -1,19 +1,253 @@
-"""``toolwire dlq release``: let a quarantined session continue.
+"""The dead-letter topic for operators: list, show, replay, and release a quarantined session.
 
-The release travels as a control message in the input topic, keyed by the session like its
-chunks: it lands on the partition of the worker that owns the session's quarantine entry, in
-order with the session's chunks, and that worker applies it (a table can only be written from
-an event of its partition).
+A dead letter is referred to by where it is (``PARTITION:OFFSET`` on the dead-letter topic),
+which is unique and stable. The release travels as a control message in the input topic, keyed
+by the session like its chunks: it lands on the partition of the worker that owns the
+session's quarantine entry, in order with the session's chunks, and that worker applies it (a
+table can only be written from an event of its partition).
+
+A replay re-publishes a dead letter's raw chunks to the input topic under a new request id
+derived from the dead letter's place (so replaying the same dead letter twice gives the same
+request, which the worker publishes once) and marked with ``toolwire-replay-of``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import asyncio
+import base64
+import hashlib
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
 
-from aiokafka import AIOKafkaProducer
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from toolwire.stream.messages import CONTROL_RELEASE, H_CONTROL
+from toolwire.stream.messages import (
+    CONTROL_RELEASE,
+    H_CHUNK_SEQ,
+    H_CONTROL,
+    H_END,
+    H_MODEL,
+    H_PROVIDER,
+    H_REPLAY_OF,
+    H_REQUEST_ID,
+    MAX_ID_BYTES,
+)
+
+_REF: Final = re.compile(r"(\d+):(\d+)")
+_AGO: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class DeadLetterNotFound(LookupError):
+    """No dead letter at that reference."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDeadLetter:
+    """One message of the dead-letter topic."""
+
+    partition: int
+    offset: int
+    timestamp: float
+    key: str | None
+    headers: Mapping[str, str]
+    record: dict[str, Any]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.partition}:{self.offset}"
+
+    @property
+    def reason(self) -> str:
+        return str(self.record.get("reason") or self.headers.get("toolwire.errors.reason", "?"))
+
+    def raw_body(self) -> bytes:
+        """The raw chunks, concatenated: the body as the gateway sent it (as far as kept)."""
+        return b"".join(base64.b64decode(c["value_b64"])
+                        for c in self.record.get("raw_chunks") or ())
+
+
+def parse_ref(text: str) -> tuple[int, int]:
+    """``PARTITION:OFFSET``; anything else raises :class:`ValueError` saying what is expected."""
+    match = _REF.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not a dead-letter reference: expected PARTITION:OFFSET "
+                         "as 'toolwire dlq list' prints it, e.g. 3:1742")
+    return int(match.group(1)), int(match.group(2))
+
+
+def parse_since(text: str, now: float | None = None) -> float:
+    """Unix time from ``90s``, ``15m``, ``2h``, ``7d`` (ago) or an ISO 8601 time."""
+    now = time.time() if now is None else now
+    match = _AGO.fullmatch(text.strip())
+    if match is not None:
+        return now - float(match.group(1)) * _UNITS[match.group(2)]
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not a time: expected 90s, 15m, 2h, 7d or an ISO 8601 "
+                         "time such as 2026-11-30T08:00:00+00:00") from None
+    return moment.timestamp()
+
+
+def _stored(message: Any) -> StoredDeadLetter:
+    try:
+        record = orjson.loads(message.value) if message.value else {}
+    except orjson.JSONDecodeError:
+        record = {}
+    if type(record) is not dict:
+        record = {}
+    return StoredDeadLetter(
+        partition=message.partition, offset=message.offset,
+        timestamp=message.timestamp / 1000,
+        key=None if message.key is None else message.key.decode("utf-8", "replace"),
+        headers={k: v.decode("utf-8", "replace") for k, v in message.headers or []},
+        record=record)
+
+
+async def read_dead_letters(bootstrap: str, topic: str, *, since: float | None = None,
+                            security: Mapping[str, Any] | None = None,
+                            timeout: float = 15.0) -> AsyncIterator[StoredDeadLetter]:
+    """Every dead letter from ``since`` (Unix time; ``None``: the oldest kept) to the end of
+    the topic as it is now, partition by partition."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                                client_id="toolwire-dlq", **(security or {}))
+    await consumer.start()
+    try:
+        cluster = await consumer._client.fetch_all_metadata()
+        partitions = sorted(cluster.partitions_for_topic(topic) or ())
+        if not partitions:
+            raise LookupError(f"topic {topic} does not exist (run 'toolwire topics apply')")
+        tps = [TopicPartition(topic, p) for p in partitions]
+        ends = await consumer.end_offsets(tps)
+        if since is None:
+            starts = await consumer.beginning_offsets(tps)
+        else:
+            found = await consumer.offsets_for_times({tp: int(since * 1000) for tp in tps})
+            starts = {tp: (found[tp].offset if found.get(tp) else ends[tp]) for tp in tps}
+        consumer.assign(tps)
+        for tp in tps:
+            if starts[tp] >= ends[tp]:
+                continue
+            consumer.seek(tp, starts[tp])
+            deadline = time.monotonic() + timeout
+            done = False
+            while not done and time.monotonic() < deadline:
+                batch = await consumer.getmany(tp, timeout_ms=500, max_records=1000)
+                for message in batch.get(tp, []):
+                    if message.offset >= ends[tp]:
+                        done = True
+                        break
+                    yield _stored(message)
+                    done = message.offset >= ends[tp] - 1
+    finally:
+        await consumer.stop()
+
+
+async def fetch_dead_letter(bootstrap: str, topic: str, ref: str, *,
+                            security: Mapping[str, Any] | None = None,
+                            timeout: float = 15.0) -> StoredDeadLetter:
+    """The dead letter at ``PARTITION:OFFSET``."""
+    partition, offset = parse_ref(ref)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                                client_id="toolwire-dlq", **(security or {}))
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, partition)
+        cluster = await consumer._client.fetch_all_metadata()
+        if partition not in (cluster.partitions_for_topic(topic) or ()):
+            raise DeadLetterNotFound(f"{topic} has no partition {partition}")
+        consumer.assign([tp])
+        consumer.seek(tp, offset)
+        batch = await consumer.getmany(tp, timeout_ms=int(timeout * 1000), max_records=1)
+        messages = batch.get(tp) or []
+        if not messages or messages[0].offset != offset:
+            raise DeadLetterNotFound(f"no dead letter at {ref} on {topic} (expired or not "
+                                     "written yet)")
+        return _stored(messages[0])
+    finally:
+        await consumer.stop()
+
+
+def replay_request_id(letter: StoredDeadLetter, topic: str) -> str:
+    """Deterministic per dead letter: a second replay of it is the same request."""
+    digest = hashlib.sha256(f"{topic}:{letter.ref}".encode()).hexdigest()[:12]
+    original = str(letter.record.get("request_id") or "unknown")
+    suffix = f"~replay-{digest}"
+    room = MAX_ID_BYTES - len(suffix)
+    return original.encode()[:room].decode("utf-8", "ignore") + suffix
+
+
+class NotReplayable(ValueError):
+    """A dead letter whose raw chunks do not hold the whole body."""
+
+
+def replay_messages(letter: StoredDeadLetter, topic: str
+                    ) -> tuple[bytes, list[tuple[bytes, list[tuple[str, bytes]]]]]:
+    """(key, [(value, headers)]) that re-publish a dead letter's body as a new request."""
+    record = letter.record
+    if record.get("raw_chunks_truncated"):
+        raise NotReplayable(f"dead letter {letter.ref} kept only part of its raw chunks "
+                            "(raw_chunks_truncated): a replay would not be the same body")
+    chunks = [base64.b64decode(c["value_b64"]) for c in record.get("raw_chunks") or ()]
+    if not chunks:
+        raise NotReplayable(f"dead letter {letter.ref} has no raw chunks to replay")
+    session = record.get("session_id") or letter.key or record.get("request_id")
+    request = replay_request_id(letter, topic)
+    base = [(H_REQUEST_ID, request.encode()),
+            (H_REPLAY_OF, str(record.get("request_id") or "").encode())]
+    if record.get("provider"):
+        base.append((H_PROVIDER, str(record["provider"]).encode()))
+    if record.get("model"):
+        base.append((H_MODEL, str(record["model"]).encode()))
+    messages = [(value, [*base, (H_CHUNK_SEQ, str(seq).encode())])
+                for seq, value in enumerate(chunks)]
+    messages.append((b"", [*base, (H_CHUNK_SEQ, str(len(chunks)).encode()),
+                           (H_END, b"eof")]))
+    return str(session).encode(), messages
+
+
+async def replay(bootstrap: str, topic: str, letters: Sequence[StoredDeadLetter],
+                 deadletter_topic: str, *, rate: float = 500.0, release_first: bool = False,
+                 security: Mapping[str, Any] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Re-publish each dead letter's body; at most ``rate`` messages per second. Returns the
+    new request ids. With ``release_first``, each session is released just before its first
+    replay (in order, on its partition)."""
+    plans = [(letter, *replay_messages(letter, deadletter_topic)) for letter in letters]
+    total = sum(len(messages) for _, _, messages in plans)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all",
+                                enable_idempotence=True, **(security or {}))
+    requests: list[str] = []
+    released: set[bytes] = set()
+    sent = 0
+    started = time.monotonic()
+    try:
+        await producer.start()
+        for letter, key, messages in plans:
+            if release_first and key not in released:
+                await producer.send_and_wait(topic, b"", key=key,
+                                             headers=[(H_CONTROL, CONTROL_RELEASE.encode())])
+                released.add(key)
+            futures = []
+            for value, headers in messages:
+                futures.append(await producer.send(topic, value, key=key, headers=headers))
+                sent += 1
+                ahead = sent / rate - (time.monotonic() - started)
+                if ahead > 0:
+                    await asyncio.sleep(ahead)
+            await asyncio.gather(*futures)
+            requests.append(replay_request_id(letter, deadletter_topic))
+            if progress is not None:
+                progress(sent, total)
+    finally:
+        await producer.stop()
+    return requests
 
 
 async def release(bootstrap: str, topic: str, session: str, *,

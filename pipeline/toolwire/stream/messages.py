@@ -22,6 +22,8 @@ H_END: Final = "end-of-stream"
 #: concern and on their partition, so that every state change happens on the owning worker.
 H_CONTROL: Final = "toolwire-control"
 H_IDEMPOTENCY_KEY: Final = "idempotency-key"
+#: On a replayed request (``toolwire dlq replay``): the request id of the original.
+H_REPLAY_OF: Final = "toolwire-replay-of"
 H_OUTCOME: Final = "toolwire-outcome"
 
 END_MARKERS: Final = frozenset({"eof", "error", "cancelled"})
