@@ -13,6 +13,7 @@ options of the Kafka clients. The password is a :class:`Secret`: it never shows 
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Mapping
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from toolwire.core.limits import Limits, MiB
+
+log = logging.getLogger("toolwire.settings")
 
 #: ``TOOLWIRE_SECURITY_PROTOCOL`` values, as Kafka spells them.
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -116,6 +119,8 @@ class Settings:
     metrics_port: int | None = None
     #: Address ``/metrics`` listens on: loopback unless configured (``0.0.0.0`` in a container).
     metrics_bind: str = "127.0.0.1"
+    #: Worker logs: ``text`` (Faust's format) or ``json`` (one JSON object per line).
+    log_format: str = "text"
     #: How often the topic metrics (offsets, lag) are read from Kafka.
     topic_metrics_interval_seconds: float = 30.0
     #: Where local state lives (the embedded broker, worker data).
@@ -125,6 +130,8 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
+        if self.log_format not in ("text", "json"):
+            raise ValueError(f"TOOLWIRE_LOG_FORMAT={self.log_format!r}: expected text or json")
         # Kafka reads protocol and mechanism names in any case; they are kept in upper case.
         object.__setattr__(self, "security_protocol", self.security_protocol.strip().upper())
         if self.sasl_mechanism is not None:
@@ -138,9 +145,24 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Settings from ``KAFKA_BOOTSTRAP_SERVERS`` and ``TOOLWIRE_*``; a bad value raises a
-        :class:`ValueError` that names the variable and what it expects."""
+        """Settings from ``KAFKA_BOOTSTRAP_SERVERS`` and ``TOOLWIRE_*``, over those of the
+        file ``TOOLWIRE_SETTINGS_FILE`` names (``NAME=VALUE`` lines; the environment wins).
+        A bad value, or a ``TOOLWIRE_*`` name no setting has, raises a :class:`ValueError`
+        that names the variable and what it expects."""
         env = os.environ if environ is None else environ
+        from_file = read_settings_file(env.get(SETTINGS_FILE))
+        known = known_variables()
+        unknown = sorted(name for name in from_file if name not in known
+                         and name != "KAFKA_BOOTSTRAP_SERVERS")
+        if unknown:
+            raise ValueError(f"{env.get(SETTINGS_FILE)}: unknown setting(s) "
+                             f"{', '.join(unknown)}: check the spelling (see 'Settings' in "
+                             "the README)")
+        stray = sorted(n for n in env if n.startswith("TOOLWIRE_") and n not in known)
+        if stray:
+            log.warning("ignoring unknown environment variable(s) %s: a misspelt setting?",
+                        ", ".join(stray))
+        env = {**from_file, **env}
         values: dict[str, object] = {"bootstrap": env.get("KAFKA_BOOTSTRAP_SERVERS", "")}
         for f in fields(cls):
             if f.name in ("bootstrap", "limits", "worker_name"):
@@ -157,6 +179,44 @@ class Settings:
                 "cluster: set KAFKA_BOOTSTRAP_SERVERS to its secured listeners (the local "
                 "broker of 'toolwire broker start' speaks PLAINTEXT only)")
         return settings
+
+
+#: Names a file of ``NAME=VALUE`` lines read under the environment (which wins).
+SETTINGS_FILE = "TOOLWIRE_SETTINGS_FILE"
+#: Variables read elsewhere than :class:`Settings` (the development tools).
+_OTHER_VARIABLES = frozenset({SETTINGS_FILE, "TOOLWIRE_TOPICS_DIR", "TOOLWIRE_KAFKA_CACHE",
+                              "TOOLWIRE_KAFKA_POM"})
+
+
+def known_variables() -> frozenset[str]:
+    """Every ``TOOLWIRE_*`` name a Toolwire command reads."""
+    names = {"TOOLWIRE_" + f.name.upper().removesuffix("_SECONDS") for f in fields(Settings)
+             if f.name not in ("bootstrap", "limits", "worker_name")}
+    names |= {"TOOLWIRE_" + f.name.upper() for f in fields(Limits)}
+    return frozenset(names | _OTHER_VARIABLES)
+
+
+def read_settings_file(path: str | None) -> dict[str, str]:
+    """``NAME=VALUE`` lines (``#`` comments, blank lines, optional quotes); ``{}`` for none."""
+    if not path:
+        return {}
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{SETTINGS_FILE}={path!r}: cannot read it ({exc.strerror})") from None
+    values: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, value = line.removeprefix("export ").partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name.replace("_", "").isalnum():
+            raise ValueError(f"{path}:{number}: expected NAME=VALUE, got {line[:60]!r}")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[name] = value
+    return values
 
 
 def check_security(settings: Settings) -> None:

@@ -49,7 +49,7 @@ class WithMetrics(Deployment):
 
     def env(self) -> dict[str, str]:
         return {**super().env(), "TOOLWIRE_METRICS_PORT": str(self.metrics_port),
-                "TOOLWIRE_TOPIC_METRICS_INTERVAL": "1"}
+                "TOOLWIRE_TOPIC_METRICS_INTERVAL": "1", "TOOLWIRE_LOG_FORMAT": "json"}
 
 
 def provider(chunks: list[Chunk], name: str) -> list[Chunk]:
@@ -118,6 +118,12 @@ def test_a_scrape_counts_exactly_the_traffic(kafka_bootstrap: str, tmp_path: Pat
     assert report["dead_letters_last_hour"] == {"missing_identity": 1}
     chunks = [p for p in report["partitions"] if p["topic"] == dep.chunks]
     assert sum(p["end_offset"] for p in chunks) == sum(len(s) for s in streams)
+    events = [orjson.loads(line) for line in worker.log.read_text().splitlines() if line]
+    assert {"time", "level", "logger", "message"} <= set(events[0])
+    assert not [e for e in events if e["level"] in ("error", "critical")
+               and "CoordinatorNotAvailable" not in e["message"]]
+    dead = [e for e in events if e["message"].startswith("request bad: dead letter")]
+    assert [(e["request_id"], e["session_id"]) for e in dead] == [("bad", "bad")]
     stopped = status(dep)
     assert stopped.returncode == 1, stopped.stderr  # no live member any more
     assert "0 live member(s)" in stopped.stdout

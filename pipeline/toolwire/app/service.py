@@ -21,6 +21,7 @@ from prometheus_client import start_http_server
 from toolwire.app import fixes
 from toolwire.app.faust_app import build_faust_app, changelog_configs
 from toolwire.app.tables import TextKeys
+from toolwire.logs import logging_config
 from toolwire.metrics import WorkerMetrics
 from toolwire.security import client_options
 from toolwire.settings import Settings
@@ -158,7 +159,8 @@ class Toolwire:
         app.finalize()
         app.conf.web_enabled = False
         app.worker_init()
-        worker = Worker(app, loglevel=loglevel, quiet=True)
+        worker = Worker(app, loglevel=loglevel, quiet=True,
+                        logging_config=logging_config(self.settings.log_format, loglevel))
         worker.execute_from_commandline()  # exits the process when the worker stops
         return 0
 

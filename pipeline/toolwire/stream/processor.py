@@ -134,7 +134,9 @@ class Processor:
             # Whatever failed, the response fails whole, with its raw chunks: never drop this
             # chunk and go on assembling the rest (that would publish a call missing a part).
             log.error("request %s: internal error on %s[%d]@%d: %s", request_id, msg.topic,
-                      msg.partition, msg.offset, type(exc).__name__, exc_info=True)
+                      msg.partition, msg.offset, type(exc).__name__, exc_info=True,
+                      extra={"request_id": request_id, "session_id": session_id,
+                             "partition": msg.partition, "offset": msg.offset})
             self.stats["internal_errors"] += 1
             return self._fail_internal(msg, request_id, session_id, seq, exc)
 
@@ -235,7 +237,8 @@ class Processor:
         self.live[request_id] = live
         self.last_seen.setdefault(request_id, self.clock())
         self.stats["responses_rebuilt"] += 1
-        log.info("request %s: rebuilt from %d stored chunks", request_id, live.next_seq)
+        log.info("request %s: rebuilt from %d stored chunks", request_id, live.next_seq,
+                 extra={"request_id": request_id, "session_id": live.session_id})
         return live
 
     def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
@@ -322,6 +325,9 @@ class Processor:
                                                        outcome=outcome))
         self.done_at[live.request_id] = (done, live.partition)
         self.stats["records_" + outcome] += 1
+        if outcome == "dead_letter":
+            log.info("request %s: dead letter %s", live.request_id, record.get("reason"),
+                     extra={"request_id": live.request_id, "session_id": live.session_id})
         if record["outcome"] == "assembled":
             reason, repairs = None, record["repairs"]
             truncated, error_code = record["truncated"], record["error_code"]
@@ -372,7 +378,8 @@ class Processor:
             if session in self.quarantine:
                 del self.quarantine[session]
                 self.stats["sessions_released"] += 1
-                log.info("session %s released from quarantine", session)
+                log.info("session %s released from quarantine", session,
+                         extra={"session_id": session})
             else:
                 log.info("release of session %s: it was not quarantined", session)
             return []
