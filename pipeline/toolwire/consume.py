@@ -1,4 +1,4 @@
-"""``toolwire consume``: print what Toolwire published, as JSON lines.
+"""Reading what Toolwire published, as JSON records (the library behind ``toolwire consume``).
 
 It reads with no consumer group (partitions assigned directly), so looking never moves the
 offsets of a real consumer, and it stops by itself after ``--idle-timeout`` or ``--max``.

@@ -1,4 +1,4 @@
-"""``toolwire demo``: the whole pipeline on this machine, with bundled sample captures.
+"""The whole pipeline on this machine with bundled samples (the library behind ``toolwire demo``).
 
 It starts what it needs (the local broker unless one is configured, the topics, a worker),
 publishes samples that show each identity shape, prints a table of what came out on the
