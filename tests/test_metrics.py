@@ -27,7 +27,9 @@ def world() -> Iterator[tuple[World, WorkerMetrics]]:
         "open_responses": len(world.processor.live),
         "quarantined_sessions": len(world.quarantine),
         "entries.chunks": len(world.chunks), "entries.responses": len(world.responses),
-        "entries.quarantine": len(world.quarantine)})
+        "entries.quarantine": len(world.quarantine),
+        **({} if world.processor.oldest_open() is None
+           else {"oldest_open": world.processor.oldest_open() or 0.0})})
     world.processor.observer = metrics
     yield world, metrics
 
@@ -58,12 +60,24 @@ def test_counts_equal_the_traffic(world: tuple[World, WorkerMetrics]) -> None:
     messages = w.processor.stats["messages"]
     assert got[("toolwire_messages_consumed_total", ())] == messages
     assert got[("toolwire_malformed_messages_total", ())] == 1
+    assert got[("toolwire_dead_letters_total",
+                (("provider", "unknown"), ("reason", "malformed_message")))] == 1
+    # r5 is open since the clock's time when it was opened.
+    assert got[("toolwire_oldest_open_response_timestamp_seconds", ())] == w.clock.now
     assert got[("toolwire_open_responses", ())] == 1
     assert got[("toolwire_quarantined_sessions", ())] == 2
     assert got[("toolwire_state_entries", (("table", "chunks"),))] == len(w.chunks) > 0
     assert got[("toolwire_last_chunk_to_publish_seconds_count", ())] == 0  # no timestamps
     for name, _ in got:
         assert name.startswith("toolwire_")
+
+
+def test_no_oldest_open_response_sample_when_none_is_open(
+        world: tuple[World, WorkerMetrics]) -> None:
+    w, metrics = world
+    w.publish("r1", GOOD)
+    assert not [name for name, _ in scrape(metrics)
+                if name == "toolwire_oldest_open_response_timestamp_seconds"]
 
 
 def test_provider_labels_are_bounded(world: tuple[World, WorkerMetrics]) -> None:

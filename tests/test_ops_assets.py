@@ -69,7 +69,7 @@ INSTALL = ("install Prometheus 2.x so that `prometheus` and `promtool` are on PA
            "--no-install-recommends prometheus); elsewhere see https://prometheus.io/download/")
 #: Names the runbook proposes for what the metrics do not tell; none may exist yet (once one
 #: does, the runbook's "What the metrics do not tell" section needs rewriting).
-PROPOSED_METRICS = frozenset({"toolwire_oldest_open_response_timestamp_seconds"})
+PROPOSED_METRICS: frozenset[str] = frozenset()
 #: What Grafana puts in place of its variables when the test evaluates a panel's query.
 RATE_INTERVAL = "1m"
 
@@ -139,6 +139,7 @@ def test_the_exported_names_are_the_ones_a_worker_serves() -> None:
     assert names["toolwire_last_chunk_to_publish_seconds_bucket"] == "histogram"
     assert names["toolwire_consumer_lag_seconds"] == "gauge"
     assert names["toolwire_chunks_applied_total"] == "counter"  # from the stats collector
+    assert names["toolwire_oldest_open_response_timestamp_seconds"] == "gauge"
     assert not PROPOSED_METRICS & set(names), "the runbook's gap section is out of date"
 
 
@@ -579,7 +580,7 @@ def provider(chunks: list[Chunk], name: str) -> list[Chunk]:
 
 def traffic(wave: int) -> tuple[list[Chunk], int]:
     """Known traffic: (messages, records it gives). Two providers with repairs, a truncated
-    call, a provider error, a dead letter and a malformed message."""
+    call, a provider error, a dead letter, a malformed message and a response left open."""
     deepseek = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
                     chunk(call(0, "", "", '"Paris"}'), finish="tool_calls"))
     vllm = body(chunk(call(0, "call_2", "search", '{"q":')),
@@ -596,7 +597,10 @@ def traffic(wave: int) -> tuple[list[Chunk], int]:
         provider(request_chunks(f"{w}-n", f"{w}-n", [nameless]), "vllm"),
         [Chunk(f"{w}-m", f"{w}-m", None, b"data: {}\n\n", extra_headers=((H_CHUNK_SEQ, b"x"),))],
     ]
-    return interleave(*streams), len(streams)
+    # And one response that stays open (no end marker): the oldest open response's age.
+    still_open = provider(request_chunks(f"{w}-o", f"{w}-o", [deepseek[:70]], end=None),
+                          "deepseek")
+    return interleave(*streams, still_open), len(streams)
 
 
 @pytest.mark.broker

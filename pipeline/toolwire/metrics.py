@@ -196,3 +196,10 @@ class _StatsCollector(Collector):
         for table in ("chunks", "responses", "quarantine"):
             entries.add_metric([table], values.get(f"entries.{table}", 0))
         yield entries
+        oldest = GaugeMetricFamily(
+            "toolwire_oldest_open_response_timestamp_seconds",
+            "Unix time at which the oldest response open on this worker was opened "
+            "(no sample when none is open).")
+        if values.get("oldest_open") is not None:
+            oldest.add_metric([], values["oldest_open"])
+        yield oldest

@@ -76,7 +76,9 @@ class Toolwire:
 
     def _gauges(self) -> dict[str, float]:
         processor = self.processor
-        return {"open_responses": len(processor.live),
+        oldest = processor.oldest_open()
+        return {**({} if oldest is None else {"oldest_open": oldest}),
+                "open_responses": len(processor.live),
                 "quarantined_sessions": len(processor.quarantine),
                 "entries.chunks": len(processor.chunks),
                 "entries.responses": len(processor.responses),

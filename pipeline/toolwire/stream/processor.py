@@ -73,6 +73,8 @@ class Live:
     assembler: Assembler
     next_seq: int = 0
     last_offset: int | None = None
+    #: Wall time at which the response was opened (kept in its table entry across restarts).
+    opened: float = 0.0
     #: Produce times of the first and the latest message seen (Kafka timestamps, seconds).
     first_timestamp: float | None = None
     last_timestamp: float | None = None
@@ -213,11 +215,12 @@ class Processor:
         live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
                     provider=msg.header(H_PROVIDER) or None, model=msg.header(H_MODEL) or None,
                     tools=tools,
-                    first_offset=msg.offset, assembler=Assembler(self.settings.limits))
+                    first_offset=msg.offset, assembler=Assembler(self.settings.limits),
+                    opened=self.wall())
         self.responses.put(request_id, OpenResponse(
             session=session_id, partition=msg.partition, provider=live.provider,
             model=live.model, tools=None if tools is None else tuple(sorted(tools)),
-            first_offset=msg.offset, opened=self.wall()))
+            first_offset=msg.offset, opened=live.opened))
         self.live[request_id] = live
         self.stats["responses_opened"] += 1
         return live
@@ -227,7 +230,8 @@ class Processor:
         live = Live(request_id=request_id, session_id=state.session, partition=state.partition,
                     provider=state.provider, model=state.model,
                     tools=None if state.tools is None else frozenset(state.tools),
-                    first_offset=state.first_offset, assembler=Assembler(self.settings.limits))
+                    first_offset=state.first_offset, assembler=Assembler(self.settings.limits),
+                    opened=state.opened)
         while (stored := self.chunks.get(request_id, live.next_seq)) is not None:
             if stored.body is None:
                 live.assembler.skip(stored.size)
@@ -357,8 +361,20 @@ class Processor:
         record = message_fault("malformed_message", detail, request_id, session)
         self.stats["malformed_messages"] += 1
         self._quarantine(session, record)
+        self._message_dead_letter("malformed_message", msg)
         return [self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
                                          [(-1, msg.value)])]
+
+    def _message_dead_letter(self, reason: str, msg: InputMessage) -> None:
+        """Count a dead letter of one message (no response to settle) with the others."""
+        self.observer.settled(Settled(
+            outcome="dead_letter", reason=reason, provider=msg.header(H_PROVIDER) or None,
+            repairs={}, truncated=False, error_code=None, first_timestamp=None,
+            last_timestamp=None, published=self.wall()))
+
+    def oldest_open(self) -> float | None:
+        """Wall time at which the oldest response open in memory was opened."""
+        return min((live.opened for live in self.live.values()), default=None)
 
     def message_failed(self, msg: InputMessage, exc: BaseException) -> Output:
         """The agent's last resort when :meth:`handle` itself raised: a dead letter of this
@@ -366,6 +382,8 @@ class Processor:
         record = message_fault("internal_error",
                                f"{type(exc).__name__} in the processor (see the worker log)",
                                None, None)
+        self.stats["internal_errors"] += 1
+        self._message_dead_letter("internal_error", msg)
         return self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
                                         [(-1, msg.value)])
 
