@@ -134,7 +134,8 @@ def _group(described: Any) -> tuple[str, int]:
     if not groups:
         return "Dead", 0
     group = groups[0]
-    return str(group.get("group_state") or "Unknown"), len(group.get("members") or [])
+    state = group.get("state") or group.get("group_state") or "Unknown"
+    return str(state), len(group.get("members") or [])
 
 
 async def _partitions(consumer: AIOKafkaConsumer, topics: Sequence[str]) -> list[TopicPartition]:

@@ -233,3 +233,22 @@ def test_usage_near_the_writers_depth_limit_gives_the_same_record_offline_and_in
     world = World()
     out = world.publish("r1", data)
     assert record(out[0])["outcome"] == offline["outcome"]
+
+
+def test_a_dead_letter_keeps_the_whole_body_for_replay_unless_it_is_too_large() -> None:
+    from toolwire.core import Limits
+
+    world = World(settings=Settings(limits=Limits(max_calls=1)))
+    two = body(chunk(call(0, "a", "f", "{}")), chunk(call(1, "b", "f", "{}")),
+               chunk(finish="tool_calls"))
+    out = world.publish("r1", two, slice_size=20)
+    letter = record(out[0])
+    assert letter["reason"] == "oversize" and letter["raw_chunks_truncated"] is False
+    import base64
+    assert b"".join(base64.b64decode(c["value_b64"]) for c in letter["raw_chunks"]) == two
+    # Past the size bound only sizes are kept: the copy stops there and says so.
+    small = World(settings=Settings(limits=Limits(max_response_bytes=100)))
+    letter = record(small.publish("r2", two, slice_size=20)[0])
+    assert letter["reason"] == "oversize" and letter["raw_chunks_truncated"] is True
+    kept = sum(len(base64.b64decode(c["value_b64"])) for c in letter["raw_chunks"])
+    assert kept <= 100 + 20  # up to the slice that crossed the bound

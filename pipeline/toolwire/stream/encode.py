@@ -95,7 +95,7 @@ class Encoder:
         return Output(Sink.ASSEMBLED, key, value, headers, settles=request_id)
 
     def dead_letter(self, decision: DeadLetterDecision, origin: Origin,
-                    raw: Sequence[tuple[int, bytes]], *,
+                    raw: Sequence[tuple[int, bytes | None]], *,
                     settles: str | None = None) -> Output:
         """The one builder of dead-letter messages."""
         now = self.wall()
@@ -139,13 +139,14 @@ def _b64_size(n: int) -> int:
     return 4 * ((n + 2) // 3)
 
 
-def fit_dead_letter(letter: DeadLetterRecord, raw: Sequence[tuple[int, bytes]],
+def fit_dead_letter(letter: DeadLetterRecord, raw: Sequence[tuple[int, bytes | None]],
                     room: int, raw_budget: int) -> tuple[bytes, str]:
     """The dead letter's bytes within ``room`` with as many raw chunks as fit, and its reason.
 
     ``letter`` has every field but the raw chunks. Fields are cut only when the letter alone
     does not fit; raw chunks are taken in order and stop at the first that does not fit, so
-    a consumer replaying them never replays a body with a hole in the middle.
+    a consumer replaying them never replays a body with a hole in the middle. A ``None`` body
+    (a chunk kept by size only) ends the copy too.
     """
     draft: dict[str, Any] = dict(letter)
     draft["raw_chunks"], draft["raw_chunks_truncated"] = [], False
@@ -179,6 +180,8 @@ def fit_dead_letter(letter: DeadLetterRecord, raw: Sequence[tuple[int, bytes]],
     raw_left = raw_budget
     kept_raw: list[dict[str, Any]] = []
     for seq, value in raw:
+        if value is None:  # a chunk whose bytes were not kept: the copy ends before it
+            break
         cost = _b64_size(len(value)) + _RAW_ITEM_BYTES
         if cost > room_left or len(value) > raw_left:
             break

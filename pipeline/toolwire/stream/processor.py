@@ -176,11 +176,10 @@ class Processor:
                 f"expected chunk {live.next_seq}, got chunk {seq}: chunks were lost"),
                 extra_raw=[(seq, msg.value)])
         asm = live.assembler
-        failure = asm.failure
-        if failure is None or (failure.reason != "oversize" and asm.body_bytes + len(msg.value)
-                               <= self.settings.limits.max_response_bytes):
-            # After any failure but size, the rest of the body is still kept for the dead
-            # letter's raw chunks (a replay after a fix needs the whole body).
+        if (asm.failure is None
+                or asm.body_bytes + len(msg.value) <= self.settings.limits.max_response_bytes):
+            # After a failure the rest of the body is still kept, within the size bound, for
+            # the dead letter's raw chunks: a replay after a fix needs the whole body.
             self.chunks.put(request_id, seq, StoredChunk.of(msg.value))
         else:
             self.chunks.put(request_id, seq, StoredChunk.skipped(len(msg.value)))
@@ -296,8 +295,8 @@ class Processor:
         if record["outcome"] == "dead_letter":
             stored = ((seq, self.chunks.get(live.request_id, seq))
                       for seq in range(live.next_seq))
-            raw = [(seq, chunk.body) for seq, chunk in stored
-                   if chunk is not None and chunk.body is not None]
+            # A chunk kept by size only ends the raw copy there (it is then flagged truncated).
+            raw = [(seq, chunk.body) for seq, chunk in stored if chunk is not None]
             output = self.encoder.dead_letter(record, live.origin, [*raw, *(extra_raw or [])],
                                               settles=live.request_id)
             self._quarantine(session, record)
