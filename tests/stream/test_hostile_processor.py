@@ -27,7 +27,13 @@ from toolwire.stream.messages import (
     Sink,
 )
 from toolwire.stream.processor import Processor
-from toolwire.stream.state import DoneMarker, OpenResponse, decode_response
+from toolwire.stream.state import (
+    DoneMarker,
+    OpenResponse,
+    chunk_key,
+    decode_chunk,
+    decode_response,
+)
 
 DEEP = "[" * 300 + "]" * 300
 #: ``delete_files {"path":"/data","dry_run":true}`` with a hostile chunk in the middle.
@@ -252,3 +258,54 @@ def test_a_dead_letter_keeps_the_whole_body_for_replay_unless_it_is_too_large() 
     assert letter["reason"] == "oversize" and letter["raw_chunks_truncated"] is True
     kept = sum(len(base64.b64decode(c["value_b64"])) for c in letter["raw_chunks"])
     assert kept <= 100 + 20  # up to the slice that crossed the bound
+
+
+def test_chunks_are_deleted_only_after_the_done_marker_is_durable() -> None:
+    """A crash right after settling keeps the chunks and the marker: the replay publishes
+    nothing and finds no gap (deleting first and losing the marker made a sequence_gap)."""
+    world = World(drain=False)
+    out = world.publish("r1", GOOD)
+    assert [o.sink for o in out] == [Sink.ASSEMBLED]
+    assert isinstance(decode_response(world.responses["r1"]), DoneMarker)
+    assert world.chunks  # not yet: the marker may not be durable
+    world.processor.drained()
+    world.processor.collect(0)
+    assert world.chunks  # one drain may have begun before the marker was written
+    world.restart()  # a crash here: the input is read again from before the response
+    assert world.publish("r1", GOOD) == []
+    assert world.processor.stats["late_after_decision"] > 0
+    world.processor.drained()
+    world.processor.drained()
+    world.publish("r2", GOOD, session="s2")  # the next event of the partition collects
+    world.processor.drained()
+    world.processor.drained()
+    world.send(b"", {H_CONTROL: "release"}, key="nobody")
+    # r2's chunks are gone; r1's were forgotten with the crash and go when its marker expires.
+    prefix = chunk_key("r1", 0).split(".")[0]
+    assert world.chunks and all(key.startswith(prefix) for key in world.chunks)
+
+
+def test_an_expired_marker_takes_any_leftover_chunks_with_it() -> None:
+    world = World(drain=False)
+    world.publish("r1", GOOD)
+    world.restart()  # the deletions were lost with the crash
+    assert world.chunks
+    world.clock.now += 601
+    world.sweep()
+    assert world.chunks == {} and "r1" not in world.responses
+
+
+def test_an_input_message_too_large_to_store_fails_its_response_not_the_worker() -> None:
+    world = World(settings=Settings(max_record_bytes=4096))
+    big = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * 5000 + b'"}}]}\n\n'
+    world.send(GOOD[:40], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "0"})
+    world.send(big, {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "1"})
+    stored = [decode_chunk(v) for v in world.chunks.values()]
+    assert [c.body is None for c in stored] == [False, True]  # only the size of the big one
+    world.restart()  # rebuilt from the tables: the same failure
+    out = world.send(b"data: [DONE]\n\n", {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "2", H_END: "eof"})
+    letter = record(out[0])
+    assert letter["reason"] == "oversize" and "smaller slices" in letter["detail"]
+    assert letter["bytes"] == 40 + len(big) + len(b"data: [DONE]\n\n")
+    assert letter["raw_chunks_truncated"] is True
+    assert message_size(out[0].value, out[0].key, out[0].headers) <= 4096

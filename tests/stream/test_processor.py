@@ -50,6 +50,8 @@ class World:
     quarantine: dict[str, bytes] = field(default_factory=dict)
     clock: Clock = field(default_factory=Clock)
     offset: int = 0
+    #: Whether commits (producer drains) happen between messages.
+    drain: bool = True
     processor: Processor = field(init=False)
 
     def __post_init__(self) -> None:
@@ -68,9 +70,15 @@ class World:
         return self.deliver(self.processor.handle(msg))
 
     def deliver(self, outputs: list[Output]) -> list[Output]:
-        """Publication succeeded: settle what the outputs decided, as the agent does."""
+        """Publication succeeded: settle what the outputs decided, as the agent does; then
+        the producer drains twice (offset commits), so the chunk deletions happen."""
         for output in outputs:
             self.processor.settle(output)
+        if outputs and self.drain:
+            self.processor.drained()
+            self.processor.drained()
+            for partition in list(self.processor.deferred):
+                self.processor.collect(partition)
         return outputs
 
     def publish(self, request: str, data: bytes, *, slice_size: int = 40, end: str | None = "eof",

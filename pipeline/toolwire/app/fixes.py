@@ -39,13 +39,23 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from aiokafka import TopicPartition
 from faust.tables import recovery as _recovery
 from faust.transport import consumer as _consumer
 
 _MARK = "_toolwire_patched"
+#: Called after each producer drain, per app (see :func:`on_drained`).
+DRAINED: WeakKeyDictionary[Any, list[Callable[[], None]]] = WeakKeyDictionary()
+
+
+def on_drained(app: Any, callback: Callable[[], None]) -> None:
+    """Call ``callback`` after each drain of ``app``'s producer (before its offsets commit):
+    everything produced before the drain began is then acknowledged."""
+    DRAINED.setdefault(app, []).append(callback)
 #: Faust's own method, kept for the test that shows the race it has (read, not patched, here).
 UPSTREAM_ON_RECOVERY_COMPLETED: Any = _recovery.Recovery.on_recovery_completed
 
@@ -149,6 +159,8 @@ def install(input_topic: str) -> None:
     async def handle_attached_then_drain(self: Any, commit_offsets: Any) -> None:
         await handle_attached(self, commit_offsets)
         await drain_producer(self.app)
+        for callback in DRAINED.get(self.app, ()):
+            callback()
 
     async def perform_seek_then_rewind_uncommitted(self: Any) -> None:
         await perform_seek(self)

@@ -60,6 +60,7 @@ class Toolwire:
             app.task(self._serve_metrics)
             app.timer(interval=settings.topic_metrics_interval_seconds,
                       on_leader=False)(self._topic_metrics)
+        fixes.on_drained(app, self.processor.drained)
         # Writes tables: one message at a time (faust-streaming #606).
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)

@@ -24,6 +24,7 @@ import orjson
 
 from toolwire.core import Assembler, Options, Provenance, decide
 from toolwire.core.decide import dead_letter
+from toolwire.core.errors import Oversize
 from toolwire.core.records import DeadLetterDecision, Decision, message_fault
 from toolwire.settings import Settings
 from toolwire.stream.encode import Encoder, Origin, dumps
@@ -113,6 +114,11 @@ class Processor:
         self.done_at: dict[str, tuple[float, int]] = {}
         #: Set when partitions are assigned: the next sweep scans the tables for restored state.
         self.rescan = True
+        #: Completed producer drains (each acknowledges everything produced before it began).
+        self.drains = 0
+        #: Chunk deletions waiting for their done marker to be durable, per partition:
+        #: (drains when settled, request id, chunks).
+        self.deferred: dict[int, list[tuple[int, str, int]]] = {}
         #: Decided responses whose record is not yet published: request id → (live, record).
         self.pending: dict[str, tuple[Live, Decision]] = {}
         self.stats: Counter[str] = Counter()
@@ -123,6 +129,7 @@ class Processor:
         """What to publish for one input message; call :meth:`settle` once it is published."""
         self.stats["messages"] += 1
         self.observer.consumed(len(msg.value))
+        self.collect(msg.partition)
         control = msg.header(H_CONTROL)
         if control is not None:
             return self._control(msg, control)
@@ -176,16 +183,27 @@ class Processor:
                 f"expected chunk {live.next_seq}, got chunk {seq}: chunks were lost"),
                 extra_raw=[(seq, msg.value)])
         asm = live.assembler
-        if (asm.failure is None
-                or asm.body_bytes + len(msg.value) <= self.settings.limits.max_response_bytes):
-            # After a failure the rest of the body is still kept, within the size bound, for
-            # the dead letter's raw chunks: a replay after a fix needs the whole body.
-            self.chunks.put(request_id, seq, StoredChunk.of(msg.value))
+        size = len(msg.value)
+        unstorable = self._unstorable(size)
+        if unstorable is not None:
+            # Its changelog record would exceed the producer's limit and stop the worker:
+            # the response fails as oversize, and only the message's size is kept.
+            if asm.failure is None:
+                asm.failure = Oversize(unstorable)
+            self.chunks.put(request_id, seq, StoredChunk.skipped(size))
+            live.next_seq += 1
+            asm.skip(size)
         else:
-            self.chunks.put(request_id, seq, StoredChunk.skipped(len(msg.value)))
-        live.next_seq += 1
+            if (asm.failure is None
+                    or asm.body_bytes + size <= self.settings.limits.max_response_bytes):
+                # After a failure the rest of the body is still kept, within the size bound,
+                # for the dead letter's raw chunks: a replay after a fix needs the whole body.
+                self.chunks.put(request_id, seq, StoredChunk.of(msg.value))
+            else:
+                self.chunks.put(request_id, seq, StoredChunk.skipped(size))
+            live.next_seq += 1
+            asm.feed(msg.value)
         self.stats["chunks_applied"] += 1
-        asm.feed(msg.value)
         if msg.headers.get(H_END) is not None:
             return self._end(live, msg)
         # Even after ``[DONE]`` or a failure the response waits for the gateway's end marker:
@@ -233,6 +251,9 @@ class Processor:
                     opened=state.opened)
         while (stored := self.chunks.get(request_id, live.next_seq)) is not None:
             if stored.body is None:
+                if live.assembler.failure is None:  # failed by this message's own size
+                    live.assembler.failure = Oversize(self._unstorable(stored.size)
+                                                      or "an input message too large to keep")
                 live.assembler.skip(stored.size)
             else:
                 live.assembler.feed(stored.body)
@@ -243,6 +264,14 @@ class Processor:
         log.info("request %s: rebuilt from %d stored chunks", request_id, live.next_seq,
                  extra={"request_id": request_id, "session_id": live.session_id})
         return live
+
+    def _unstorable(self, size: int) -> str | None:
+        """Why an input message of ``size`` bytes cannot be kept in a table, if it cannot."""
+        if size + _CHUNK_RECORD_OVERHEAD <= self.settings.max_record_bytes:
+            return None
+        return (f"an input message of {size} bytes is larger than one stored chunk may be "
+                f"(TOOLWIRE_MAX_RECORD_BYTES={self.settings.max_record_bytes}): the gateway "
+                "must send the body in smaller slices")
 
     def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
                        exc: Exception) -> list[Output]:
@@ -321,11 +350,14 @@ class Processor:
             return
         live, record = self.pending.pop(output.settles)
         outcome = record["outcome"]
-        for seq in range(live.next_seq):
-            self.chunks.drop(live.request_id, seq)
         done = self.wall()
         self.responses.put(live.request_id, DoneMarker(done=done, partition=live.partition,
-                                                       outcome=outcome))
+                                                       outcome=outcome, chunks=live.next_seq))
+        # The chunks are deleted only once the done marker is durable (see ``drained``): the
+        # two go to different changelogs, and a crash that kept the deletions but lost the
+        # marker would bring the response back open with no chunks.
+        self.deferred.setdefault(live.partition, []).append(
+            (self.drains, live.request_id, live.next_seq))
         self.done_at[live.request_id] = (done, live.partition)
         self.stats["records_" + outcome] += 1
         if outcome == "dead_letter":
@@ -341,6 +373,25 @@ class Processor:
             outcome=outcome, reason=reason, provider=live.provider, repairs=repairs,
             truncated=truncated, error_code=error_code, first_timestamp=live.first_timestamp,
             last_timestamp=live.last_timestamp, published=done))
+
+    def drained(self) -> None:
+        """The producer was drained: every table write made before the drain began is
+        acknowledged by the broker."""
+        self.drains += 1
+
+    def collect(self, partition: int) -> None:
+        """Delete the chunks of responses whose done marker is durable: settled before a
+        drain that began after the settle (two completed drains since guarantee one)."""
+        waiting = self.deferred.get(partition)
+        if not waiting:
+            return
+        ready = [entry for entry in waiting if self.drains >= entry[0] + 2]
+        if not ready:
+            return
+        self.deferred[partition] = waiting[len(ready):]
+        for _, request_id, chunks in ready:
+            for seq in range(chunks):
+                self.chunks.drop(request_id, seq)
 
     def unsettled(self) -> None:
         """Publication failed: forget what was decided; the tables still hold it as open."""
@@ -429,6 +480,8 @@ class Processor:
             return []
         if isinstance(state, DoneMarker):
             if self.wall() - state.done >= self.settings.dedupe_window_seconds:
+                for seq in range(state.chunks):  # any a crash left behind
+                    self.chunks.drop(request_id, seq)
                 del self.responses[request_id]
                 self.done_at.pop(request_id, None)
                 self.stats["dedupe_markers_expired"] += 1
@@ -507,6 +560,8 @@ class Processor:
             self.last_seen.pop(request_id, None)
         for request_id in [r for r, (_, p) in self.done_at.items() if p in partitions]:
             del self.done_at[request_id]
+        for partition in partitions:  # the new owner deletes them when the markers expire
+            self.deferred.pop(partition, None)
         stale = [r for r in self.last_seen if self._partition_of(r) in partitions]
         for request_id in stale:
             del self.last_seen[request_id]
@@ -514,6 +569,8 @@ class Processor:
 
 
 _SEQ = re.compile(rb"[0-9]{1,10}")
+#: A stored chunk's changelog record beyond its body: key, format byte, Kafka framing.
+_CHUNK_RECORD_OVERHEAD = 1024
 
 
 def _read_envelope(msg: InputMessage) -> tuple[str | None, str | None, str | None, int | None]:

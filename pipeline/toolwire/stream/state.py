@@ -56,6 +56,9 @@ class DoneMarker:
     done: float
     partition: int
     outcome: str
+    #: Chunks the response had stored: they are deleted once this marker is durable, and
+    #: again (idempotently) when the marker expires, so a crash between the two leaks none.
+    chunks: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +114,8 @@ def decode_chunk(raw: bytes) -> StoredChunk:
 def encode_response(state: ResponseState) -> bytes:
     if isinstance(state, DoneMarker):
         return orjson.dumps({"v": VERSION, "k": "done", "done": state.done,
-                             "partition": state.partition, "outcome": state.outcome})
+                             "partition": state.partition, "outcome": state.outcome,
+                             "chunks": state.chunks})
     return orjson.dumps({
         "v": VERSION, "k": "open", "session": state.session, "partition": state.partition,
         "provider": state.provider, "model": state.model,
@@ -126,7 +130,7 @@ def decode_response(raw: bytes) -> ResponseState:
         kind = "done" if "done" in value else "open"
     if kind == "done":
         return DoneMarker(done=float(value["done"]), partition=int(value["partition"]),
-                          outcome=str(value["outcome"]))
+                          outcome=str(value["outcome"]), chunks=int(value.get("chunks") or 0))
     if kind == "open":
         tools = value.get("tools")
         return OpenResponse(session=str(value["session"]), partition=int(value["partition"]),
