@@ -381,8 +381,13 @@ def _processor_only_dead_letters() -> Iterator[tuple[str, Output]]:
     small, _ = _processor(Settings(worker_name="w:1", max_record_bytes=4096,
                                    limits=Limits(max_calls=1000)))
     many = body(*(chunk(call(i, f"c{i}", "f", "x" * 900)) for i in range(40)))
+    slices = [many[i:i + 2000] for i in range(0, len(many), 2000)]
+    for seq, piece in enumerate(slices[:-1]):
+        assert small.handle(_message("huge", seq, piece, key="s-huge", offset=14 + seq,
+                                     tools="g")) == []
     yield "oversize record cut to fit", small.handle(
-        _message("huge", 0, many, key="s-huge", offset=14, end="eof", tools="g"))[0]
+        _message("huge", len(slices) - 1, slices[-1], key="s-huge", offset=14 + len(slices),
+                 end="eof", tools="g"))[0]
 
 
 def test_processor_only_dead_letters_match_the_contract(
