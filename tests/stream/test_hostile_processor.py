@@ -309,3 +309,13 @@ def test_an_input_message_too_large_to_store_fails_its_response_not_the_worker()
     assert letter["bytes"] == 40 + len(big) + len(b"data: [DONE]\n\n")
     assert letter["raw_chunks_truncated"] is True
     assert message_size(out[0].value, out[0].key, out[0].headers) <= 4096
+
+
+def test_the_sweep_collects_the_deletions_of_an_idle_partition() -> None:
+    world = World(drain=False)
+    world.publish("r1", GOOD)
+    world.processor.drained()
+    world.processor.drained()
+    assert world.chunks  # nothing else arrives on the partition
+    world.sweep()  # a sweep message to the partition carries the deletions out
+    assert world.chunks == {}

@@ -532,6 +532,9 @@ class Processor:
             if wall - done < self.settings.dedupe_window_seconds:
                 break  # decision order: the rest are younger
             due.setdefault(partition, []).append(request_id)
+        for partition, waiting in self.deferred.items():
+            if waiting and self.drains >= waiting[0][0] + 2:
+                due.setdefault(partition, [])  # an idle partition's chunk deletions are due
         return [Output(Sink.CHUNKS, None, orjson.dumps({"requests": ids}),
                        {H_CONTROL: CONTROL_SWEEP.encode()}, partition=p)
                 for p, ids in sorted(due.items()) if assigned is None or p in assigned]
