@@ -252,8 +252,9 @@ def test_a_dead_letter_keeps_the_whole_body_for_replay_unless_it_is_too_large() 
     assert letter["reason"] == "oversize" and letter["raw_chunks_truncated"] is False
     import base64
     assert b"".join(base64.b64decode(c["value_b64"]) for c in letter["raw_chunks"]) == two
-    # Past the size bound only sizes are kept: the copy stops there and says so.
-    small = World(settings=Settings(limits=Limits(max_response_bytes=100)))
+    # Past what a dead letter can carry only sizes are kept: the copy stops there, flagged.
+    small = World(settings=Settings(deadletter_raw_bytes=100,
+                                    limits=Limits(max_response_bytes=100)))
     letter = record(small.publish("r2", two, slice_size=20)[0])
     assert letter["reason"] == "oversize" and letter["raw_chunks_truncated"] is True
     kept = sum(len(base64.b64decode(c["value_b64"])) for c in letter["raw_chunks"])

@@ -195,9 +195,10 @@ class Processor:
             asm.skip(size)
         else:
             if (asm.failure is None
-                    or asm.body_bytes + size <= self.settings.limits.max_response_bytes):
-                # After a failure the rest of the body is still kept, within the size bound,
-                # for the dead letter's raw chunks: a replay after a fix needs the whole body.
+                    or asm.body_bytes + size <= self.settings.deadletter_raw_bytes):
+                # After a failure the rest of the body is still kept for the dead letter's raw
+                # chunks (a replay after a fix needs the whole body), but no more than a dead
+                # letter can carry: a poisoned stream must not cost its partition more.
                 self.chunks.put(request_id, seq, StoredChunk.of(msg.value))
             else:
                 self.chunks.put(request_id, seq, StoredChunk.skipped(size))
