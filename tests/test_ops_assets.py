@@ -24,14 +24,12 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +38,14 @@ import yaml
 
 from tests.app.support import (
     Chunk,
-    Deployment,
+    WithMetrics,
     Worker,
     collect,
+    free_port,
     interleave,
     produce,
     request_chunks,
+    with_provider,
 )
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import World, record
@@ -491,20 +491,6 @@ def test_the_runbook_recipes_reproduce_a_dead_letter(tmp_path: Path) -> None:
 
 # -- a real worker, scraped by a real Prometheus --------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@dataclass
-class WithMetrics(Deployment):
-    metrics_port: int = 0
-
-    def env(self) -> dict[str, str]:
-        return {**super().env(), "TOOLWIRE_METRICS_PORT": str(self.metrics_port),
-                "TOOLWIRE_TOPIC_METRICS_INTERVAL": "1"}
 
 
 class Prometheus:
@@ -573,10 +559,6 @@ class Prometheus:
         self._log_file.close()
 
 
-def provider(chunks: list[Chunk], name: str) -> list[Chunk]:
-    return [Chunk(c.session, c.request, c.seq, c.value, c.end, c.tools,
-                  ((H_PROVIDER, name.encode()),)) for c in chunks]
-
 
 def traffic(wave: int) -> tuple[list[Chunk], int]:
     """Known traffic: (messages, records it gives). Two providers with repairs, a truncated
@@ -590,15 +572,16 @@ def traffic(wave: int) -> tuple[list[Chunk], int]:
     nameless = body(chunk(call(0, arguments="{}")), chunk(finish="tool_calls"))
     w = f"w{wave}"
     streams = [
-        provider(request_chunks(f"{w}-d", f"{w}-d", [deepseek[:70], deepseek[70:]]), "deepseek"),
-        provider(request_chunks(f"{w}-v", f"{w}-v", [vllm]), "vllm"),
-        provider(request_chunks(f"{w}-t", f"{w}-t", [truncated]), "deepseek"),
-        provider(request_chunks(f"{w}-f", f"{w}-f", [filtered]), "vllm"),
-        provider(request_chunks(f"{w}-n", f"{w}-n", [nameless]), "vllm"),
+        with_provider(request_chunks(f"{w}-d", f"{w}-d", [deepseek[:70], deepseek[70:]]),
+                      "deepseek"),
+        with_provider(request_chunks(f"{w}-v", f"{w}-v", [vllm]), "vllm"),
+        with_provider(request_chunks(f"{w}-t", f"{w}-t", [truncated]), "deepseek"),
+        with_provider(request_chunks(f"{w}-f", f"{w}-f", [filtered]), "vllm"),
+        with_provider(request_chunks(f"{w}-n", f"{w}-n", [nameless]), "vllm"),
         [Chunk(f"{w}-m", f"{w}-m", None, b"data: {}\n\n", extra_headers=((H_CHUNK_SEQ, b"x"),))],
     ]
     # And one response that stays open (no end marker): the oldest open response's age.
-    still_open = provider(request_chunks(f"{w}-o", f"{w}-o", [deepseek[:70]], end=None),
+    still_open = with_provider(request_chunks(f"{w}-o", f"{w}-o", [deepseek[:70]], end=None),
                           "deepseek")
     return interleave(*streams, still_open), len(streams)
 

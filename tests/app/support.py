@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -71,6 +72,26 @@ class Deployment:
                                        (self.chunks, self.assembled, self.deadletter)])
         finally:
             await admin.close()
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class WithMetrics(Deployment):
+    """A deployment whose workers serve ``/metrics`` and read topic metrics every second."""
+
+    metrics_port: int = field(default_factory=free_port)
+    log_format: str = "text"
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "TOOLWIRE_METRICS_PORT": str(self.metrics_port),
+                "TOOLWIRE_TOPIC_METRICS_INTERVAL": "1", "TOOLWIRE_LOG_FORMAT": self.log_format}
 
 
 class Worker:
@@ -153,6 +174,12 @@ def request_chunks(session: str, request: str, pieces: Iterable[bytes], *,
     if end is not None:
         chunks.append(Chunk(session, request, len(chunks), b"", end=end, tools=tools))
     return chunks
+
+
+def with_provider(chunks: list[Chunk], name: str) -> list[Chunk]:
+    """The same messages with a ``provider`` header."""
+    return [Chunk(c.session, c.request, c.seq, c.value, c.end, c.tools,
+                  (*c.extra_headers, ("provider", name.encode()))) for c in chunks]
 
 
 def interleave(*streams: list[Chunk]) -> list[Chunk]:

@@ -4,12 +4,10 @@ scrape parsed with prometheus-client's parser, every count equal to the traffic.
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -17,13 +15,15 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.app.support import (
-    Chunk,
     Deployment,
+    WithMetrics,
     Worker,
     collect,
+    free_port,
     interleave,
     produce,
     request_chunks,
+    with_provider,
 )
 from tests.core.sse import body, call, chunk
 
@@ -36,25 +36,7 @@ VLLM = body(chunk(call(0, "call_2", "search", '{"q":')),
 NAMELESS = body(chunk(call(0, arguments="{}")), chunk(finish="tool_calls"))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
-
-@dataclass
-class WithMetrics(Deployment):
-    metrics_port: int = 0
-
-    def env(self) -> dict[str, str]:
-        return {**super().env(), "TOOLWIRE_METRICS_PORT": str(self.metrics_port),
-                "TOOLWIRE_TOPIC_METRICS_INTERVAL": "1", "TOOLWIRE_LOG_FORMAT": "json"}
-
-
-def provider(chunks: list[Chunk], name: str) -> list[Chunk]:
-    return [Chunk(c.session, c.request, c.seq, c.value, c.end, c.tools,
-                  (("provider", name.encode()),)) for c in chunks]
 
 
 def status(dep: Deployment) -> subprocess.CompletedProcess[str]:
@@ -77,12 +59,12 @@ def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def test_a_scrape_counts_exactly_the_traffic(kafka_bootstrap: str, tmp_path: Path) -> None:
-    dep = WithMetrics(kafka_bootstrap, tmp_path, metrics_port=free_port())
+    dep = WithMetrics(kafka_bootstrap, tmp_path, metrics_port=free_port(), log_format="json")
     asyncio.run(dep.create_topics())
-    streams = [provider(request_chunks(f"s{n}", f"d{n}", [DEEPSEEK[:60], DEEPSEEK[60:]]),
+    streams = [with_provider(request_chunks(f"s{n}", f"d{n}", [DEEPSEEK[:60], DEEPSEEK[60:]]),
                         "deepseek") for n in range(3)]
-    streams += [provider(request_chunks(f"v{n}", f"v{n}", [VLLM]), "vllm") for n in range(2)]
-    streams += [provider(request_chunks("bad", "bad", [NAMELESS]), "vllm")]
+    streams += [with_provider(request_chunks(f"v{n}", f"v{n}", [VLLM]), "vllm") for n in range(2)]
+    streams += [with_provider(request_chunks("bad", "bad", [NAMELESS]), "vllm")]
     worker = Worker(dep)
     try:
         worker.wait_ready()
