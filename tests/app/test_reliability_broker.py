@@ -394,8 +394,10 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     plans = corpus_responses(REBALANCE_RESPONSES, prefix="r", partitions=PARTITIONS, rng=rng)
     partition = {p.request: p.partition for p in plans}
     order = windowed(plans, OPEN, rng)
+    # Traffic lasts well past each kill (the first comes once a quarter is seen), so a
+    # loaded machine cannot finish it before the killed worker's partitions move.
     producer = Producer(kafka_bootstrap, dep.chunks, paced(
-        order, max(24.0, REBALANCE_RESPONSES * 0.1, REBALANCE_KILLS * 18.0)))
+        order, max(60.0, REBALANCE_RESPONSES * 0.1, REBALANCE_KILLS * 24.0)))
     watcher = Watcher(kafka_bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
     workers: list[Worker] = []
     cycles: list[dict[str, Any]] = []
