@@ -392,7 +392,11 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     dep = TunedDeployment(kafka_bootstrap, tmp_path, partitions=PARTITIONS, extra_env=extra)
     asyncio.run(dep.create_topics())
     plans = corpus_responses(REBALANCE_RESPONSES, prefix="r", partitions=PARTITIONS, rng=rng)
-    partition = {p.request: p.partition for p in plans}
+    # Probes: responses sent right after a kill to the killed worker's partitions, so a
+    # take-over is seen however far the paced traffic has got by then.
+    spare = corpus_responses(REBALANCE_KILLS * PARTITIONS * 8, prefix="p",
+                             partitions=PARTITIONS, rng=rng)
+    partition = {p.request: p.partition for p in plans + spare}
     order = windowed(plans, OPEN, rng)
     # Traffic lasts well past each kill (the first comes once a quarter is seen), so a
     # loaded machine cannot finish it before the killed worker's partitions move.
@@ -424,6 +428,14 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
             killed_at = time.time()
             victim.kill()
             kills.append((killed_at, f"kill {cycle + 1}"))
+            probes = [next(p for p in spare if p.partition == owned_partition)
+                      for owned_partition in sorted(owned)]
+            spare = [p for p in spare if p not in probes]
+            probing = Producer(kafka_bootstrap, dep.chunks,
+                               [(0.0, m) for p in probes for m in p.messages])
+            probing.start()
+            probing.finish(timeout=60)
+            plans += probes
 
             def from_victim(s: Seen, owned: set[int] = owned) -> bool:
                 return partition.get(s.request_id or "") in owned
