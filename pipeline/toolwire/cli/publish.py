@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+from typing import Any
 
 from toolwire.cli.common import (
     EXIT_OK,
@@ -29,6 +31,22 @@ from toolwire.stream.messages import (
 
 PROG = "toolwire publish"
 
+# The publisher's DEFAULT_COALESCE_BYTES, restated so that `--help` does not import aiokafka;
+# a test keeps the two equal.
+COALESCE_BYTES_HELP_DEFAULT = 65536
+
+
+def milliseconds(text: str) -> float:
+    """A window length: 0 is meaningful here (coalescing off), unlike a timeout."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected milliseconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a finite number of milliseconds >= 0, got {text}")
+    return value
+
 DESCRIPTION = f"""\
 Publish captured chat-completion response bodies to the input topic of the pipeline, exactly
 as a gateway relaying the live stream would: one request per CAPTURE file, all in session S.
@@ -41,6 +59,8 @@ Each request becomes a run of Kafka messages:
            {H_MODEL}, {H_DECLARED_TOOLS} (comma-separated) when given
 followed by an end marker: an empty value with the next {H_CHUNK_SEQ} and {H_END}: eof.
 Concatenating the values of a request gives back the capture byte for byte.
+With --coalesce-ms, consecutive slices are joined into fewer values (still the same bytes,
+in order), as a gateway coalescing a live stream would send them.
 
 One line is printed per request: request id, chunks, bytes, end marker, partition and the
 first-last offsets, once the broker has acknowledged all of it."""
@@ -73,6 +93,18 @@ def add(sub: Subparsers) -> None:
     p.add_argument("--slice", dest="slice_size", type=positive_int, metavar="BYTES",
                    help="cut each body into BYTES-sized slices instead of one SSE event per "
                         "message")
+    p.add_argument("--coalesce-ms", type=milliseconds, default=0.0, metavar="MS",
+                   help="join the slices of a request that arrive within MS milliseconds of "
+                        "the first into one message (0, the default: one message per slice). "
+                        "Fewer, fuller messages mean less per-message work for the broker and "
+                        "the pipeline, at the cost of up to MS of added latency per window. "
+                        "Captures are replayed without pauses, so here any MS > 0 joins a "
+                        "request into messages of up to --coalesce-bytes")
+    p.add_argument("--coalesce-bytes", type=positive_int, metavar="BYTES",
+                   help="size cap of one coalesced message; a larger single slice goes alone, "
+                        f"unsplit (default {COALESCE_BYTES_HELP_DEFAULT}). A bigger cap means "
+                        "fewer messages, but a dead letter copies raw chunks whole, so its "
+                        "copy of a long body stops in coarser steps")
     p.add_argument("--no-end", dest="end", action="store_false",
                    help=f"leave out the {H_END} marker, as if the gateway died mid-stream "
                         "(the pipeline expires the request after its TTL)")
@@ -105,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
     def progress(report: PublishReport) -> None:
         print(report.line(), flush=True)
 
+    coalescing: dict[str, Any] = {"coalesce_ms": args.coalesce_ms}
+    if args.coalesce_bytes is not None:
+        coalescing["coalesce_bytes"] = args.coalesce_bytes
     bootstrap = find_broker(PROG, start=True)
     try:
         asyncio.run(publish_loaded(
@@ -112,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
             provider=args.provider, model=args.model,
             tools=args.tools,
             slice_size=args.slice_size, end=args.end, progress=progress,
-            connect_timeout=args.timeout, security=security,
+            connect_timeout=args.timeout, security=security, **coalescing,
         ))
     except BrokerUnreachable as exc:  # on a secured cluster: find out why (a refused login?)
         if settings.secured:

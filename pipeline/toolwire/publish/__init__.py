@@ -6,6 +6,7 @@ this small module without pulling in the stream processor.
 """
 
 from toolwire.publish.publisher import (
+    DEFAULT_COALESCE_BYTES,
     END_CANCELLED,
     END_EOF,
     END_ERROR,
@@ -23,6 +24,7 @@ from toolwire.publish.publisher import (
 )
 
 __all__ = [
+    "DEFAULT_COALESCE_BYTES",
     "END_CANCELLED",
     "END_EOF",
     "END_ERROR",

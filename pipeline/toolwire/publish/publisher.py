@@ -11,6 +11,10 @@ traffic takes. The contract (see :mod:`toolwire.stream.messages`):
   ``provider``, ``model`` and ``declared-tools`` when known;
 - the last message of a request carries ``end-of-stream`` (``eof``, ``error`` or
   ``cancelled``), an empty value and the next sequence number.
+
+Because the value is any slicing of the body, a publisher may also join consecutive slices
+into one message (``coalesce_ms``): a server that flushes one tiny SSE event at a time would
+otherwise cost one Kafka record, and one record of processor work, per event.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import secrets
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +44,13 @@ from toolwire.stream.messages import (
 )
 
 __all__ = [
+    "DEFAULT_COALESCE_BYTES",
     "END_CANCELLED",
     "END_EOF",
     "END_ERROR",
     "BrokerUnreachable",
     "ChunkPublisher",
+    "Coalescer",
     "PublishError",
     "PublishReport",
     "RequestMeta",
@@ -68,6 +76,11 @@ SECURITY_OPTIONS: Final = frozenset({
 #: SSE events shares one produce request instead of paying a round trip each.
 DEFAULT_LINGER_MS: Final = 5
 DEFAULT_CONNECT_TIMEOUT: Final = 30.0
+#: Size cap of one coalesced message: a small fraction of Kafka's default 1 MiB
+#: ``max.message.bytes``, so a coalesced message never risks the broker's limit, yet far more
+#: than the few KiB a burst of SSE events within a short window usually holds, so the cap
+#: rarely cuts a window short.
+DEFAULT_COALESCE_BYTES: Final = 65536
 
 Headers = list[tuple[str, bytes]]
 
@@ -136,9 +149,11 @@ class PublishReport:
     """What the broker acknowledged for one request."""
 
     request_id: str
-    #: Body messages (the end marker is not counted).
+    #: Body messages actually sent (the end marker is not counted). Without coalescing that is
+    #: the number of non-empty slices; with ``coalesce_ms`` it is the number of coalesced
+    #: messages, usually fewer.
     chunks: int
-    #: Body bytes, i.e. the sum of the chunk values.
+    #: Body bytes, i.e. the sum of the chunk values (the same with or without coalescing).
     bytes: int
     #: ``eof``, or ``None`` when the stream was deliberately left open (``end=False``).
     end: str | None
@@ -218,14 +233,125 @@ def split_fixed(body: bytes, size: int) -> list[bytes]:
     return [body[i:i + size] for i in range(0, len(body), size)]
 
 
+# --------------------------------------------------------------------------- coalescing
+
+def _check_coalescing(coalesce_ms: float, coalesce_bytes: int) -> None:
+    """Refuse settings that would silently mean something else (a negative window read as
+    "off", a cap of 0 sending every slice alone) before any stream depends on them."""
+    if isinstance(coalesce_ms, bool) or not isinstance(coalesce_ms, int | float):
+        raise TypeError(f"coalesce_ms must be a number of milliseconds, got {coalesce_ms!r}")
+    if not math.isfinite(coalesce_ms) or coalesce_ms < 0:
+        raise ValueError(f"coalesce_ms must be a finite number of milliseconds >= 0 "
+                         f"(0 turns coalescing off), got {coalesce_ms!r}")
+    if isinstance(coalesce_bytes, bool) or not isinstance(coalesce_bytes, int):
+        raise TypeError(f"coalesce_bytes must be a whole number of bytes, got "
+                        f"{coalesce_bytes!r}")
+    if coalesce_bytes < 1:
+        raise ValueError(f"coalesce_bytes must be at least 1 byte, got {coalesce_bytes}")
+
+
+class Coalescer:
+    """Joins one stream's slices into fewer messages; pure: the caller supplies the time.
+
+    Kept apart from Kafka and from the event loop so that its rules can be tested exactly
+    with made-up clocks; :meth:`ChunkPublisher.publish_stream` drives it with the loop's clock
+    and a timer. The rules:
+
+    - the first slice after a send opens a window of ``window`` seconds, and slices that
+      arrive before it elapses join the buffer; the buffer becomes a message when the window
+      has elapsed (:meth:`expire`, or :meth:`add` with a slice that came too late);
+    - a slice that would take the buffer past ``cap`` bytes sends the buffer first, so no
+      message grows past the cap; a slice of ``cap`` bytes or more goes alone and unsplit
+      (the consumer re-frames any slicing, so cutting it would buy nothing), and a buffer
+      that reaches the cap goes at once, since nothing more can join it;
+    - :meth:`seal` turns whatever is buffered into a message, for the end of the body and the
+      failure paths.
+
+    Finished messages wait in :attr:`ready`, oldest first. The caller removes one only after
+    its send succeeded, so a send that fails or is cancelled leaves its bytes where the
+    failure path can still send them, in order.
+    """
+
+    __slots__ = ("_buffer", "_size", "cap", "deadline", "ready", "window")
+
+    def __init__(self, window: float, cap: int) -> None:
+        if not window >= 0 or cap < 1:
+            raise ValueError(f"need window >= 0 and cap >= 1, got {window!r} and {cap!r}")
+        self.window = window
+        self.cap = cap
+        self._buffer: list[bytes] = []
+        self._size = 0
+        #: When the open window elapses; ``None`` while nothing is buffered.
+        self.deadline: float | None = None
+        self.ready: deque[bytes] = deque()
+
+    @property
+    def buffered(self) -> int:
+        """Bytes waiting in the open window (not yet in :attr:`ready`)."""
+        return self._size
+
+    @property
+    def pending(self) -> int:
+        """Bytes not yet taken by the caller: the open window's and the ready messages'."""
+        return self._size + sum(len(m) for m in self.ready)
+
+    def add(self, piece: bytes, now: float) -> None:
+        """Take a slice that arrived at ``now``; an empty one is ignored."""
+        if not piece:
+            return
+        self.expire(now)
+        if self._size + len(piece) > self.cap:
+            self.seal()
+        if not self._buffer:
+            self.deadline = now + self.window
+        self._buffer.append(piece)
+        self._size += len(piece)
+        if self._size >= self.cap:
+            self.seal()
+
+    def expire(self, now: float) -> None:
+        """Close the window if it has elapsed by ``now``."""
+        if self.deadline is not None and now >= self.deadline:
+            self.seal()
+
+    def seal(self) -> None:
+        """Whatever is buffered becomes a message now."""
+        if self._buffer:
+            buffer = self._buffer
+            self.ready.append(buffer[0] if len(buffer) == 1 else b"".join(buffer))
+            self._buffer = []
+            self._size = 0
+        self.deadline = None
+
+
+async def _next_piece(body: AsyncIterator[bytes]) -> bytes | None:
+    """The body's next slice, or ``None`` once it is exhausted.
+
+    A falsy slice comes back as ``b""`` (skipped like any empty slice) so that ``None`` can
+    only mean the end.
+    """
+    try:
+        return await anext(body) or b""
+    except StopAsyncIteration:
+        return None
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    """Mark an abandoned read's outcome as seen: the stream is already ending for another
+    reason, and asyncio would otherwise log that its exception was never retrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
 # --------------------------------------------------------------------------- publisher
 
 class _Stream:
     """Per-request state, kept apart so that the failure paths see what was already sent."""
 
-    __slots__ = ("base", "bytes", "chunks", "ended", "futures", "key", "seq")
+    __slots__ = ("base", "bytes", "chunks", "ended", "futures", "key", "request_id", "seq")
 
     def __init__(self, meta: RequestMeta) -> None:
+        self.request_id = meta.request_id
         self.key = meta.key.encode()
         self.base = meta.headers()
         self.seq = 0
@@ -257,6 +383,14 @@ class ChunkPublisher:
             "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512",
             "sasl_plain_username": user, "sasl_plain_password": password,
             "ssl_context": aiokafka.helpers.create_ssl_context(cafile="ca.pem")})
+
+    ``coalesce_ms`` > 0 joins the slices one stream produces within that many milliseconds
+    into one message of at most ``coalesce_bytes`` bytes (see :class:`Coalescer`; a single
+    larger slice goes alone). A server that flushes every small SSE event makes one record
+    per event, and each record costs a produce entry, a header set and a processor step;
+    coalescing trades that for up to ``coalesce_ms`` of added latency on the first slice of
+    each window. The values stay the body's bytes in order, so the consumer assembles the same
+    response either way. 0 (the default) sends one message per slice, as they come.
     """
 
     def __init__(
@@ -267,8 +401,13 @@ class ChunkPublisher:
         linger_ms: int = DEFAULT_LINGER_MS,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         security: Mapping[str, Any] | None = None,
+        coalesce_ms: float = 0.0,
+        coalesce_bytes: int = DEFAULT_COALESCE_BYTES,
         **producer_options: Any,
     ) -> None:
+        _check_coalescing(coalesce_ms, coalesce_bytes)
+        self.coalesce_ms = coalesce_ms
+        self.coalesce_bytes = coalesce_bytes
         self.topic = topic
         self.connect_timeout = connect_timeout
         self._owned = isinstance(source, str)
@@ -367,12 +506,17 @@ class ChunkPublisher:
     ) -> PublishReport:
         """Publish ``body`` as it arrives; return once the broker acknowledged every message.
 
-        Each slice is enqueued without waiting for its acknowledgement, so a slow broker
+        Each message is enqueued without waiting for its acknowledgement, so a slow broker
         round trip never stalls the relay; ordering holds because every message has the same
         key (one partition) and the producer is idempotent. All acknowledgements are awaited
         at the end, which is what makes a returned report a delivery guarantee.
 
         Empty slices are skipped: they carry no bytes and would spend a sequence number.
+
+        With ``coalesce_ms`` the body is read in a helper task, so that a window can close
+        while the body is quiet (a timeout on the iterator itself would cancel it, and an async
+        generator cancelled mid-step is finished for good). Whatever is still buffered is sent
+        before the end marker, on every path below (and also with ``end=False``).
 
         When ``body`` raises, an ``error`` end marker is sent and the exception propagates; when
         the task is cancelled, a ``cancelled`` marker is sent, shielded from the cancellation,
@@ -386,28 +530,32 @@ class ChunkPublisher:
         """
         stream = _Stream(meta)
         producer = self.producer
+        batch = (Coalescer(self.coalesce_ms / 1000, self.coalesce_bytes)
+                 if self.coalesce_ms > 0 else None)
         try:
-            async for piece in body:
-                if not piece:
-                    continue
-                await self._send(producer, stream, piece)
-                stream.chunks += 1
-                stream.bytes += len(piece)
+            if batch is None:
+                async for piece in body:
+                    if piece:
+                        await self._send_chunk(producer, stream, piece)
+            else:
+                await self._pump(producer, stream, body, batch)
             if end:
                 await self._send(producer, stream, b"", END_EOF)
             results = await asyncio.shield(asyncio.gather(*stream.futures))
         except asyncio.CancelledError:
-            if end and not stream.ended:
+            marker = END_CANCELLED if end and not stream.ended else None
+            if marker is not None or (batch is not None and batch.pending):
                 try:
-                    await asyncio.shield(self._close(producer, stream, END_CANCELLED))
+                    await asyncio.shield(self._close(producer, stream, marker, batch))
                 except Exception as marker_exc:
                     log.warning("request %s: the cancelled marker was not delivered: %s",
                                 meta.request_id, marker_exc)
             raise
         except Exception as exc:
-            if end and not stream.ended:
+            marker = END_ERROR if end and not stream.ended else None
+            if marker is not None or (batch is not None and batch.pending):
                 try:
-                    await self._close(producer, stream, END_ERROR)
+                    await self._close(producer, stream, marker, batch)
                 except Exception as marker_exc:
                     log.warning("request %s: the error marker was not delivered: %s",
                                 meta.request_id, marker_exc)
@@ -425,6 +573,60 @@ class ChunkPublisher:
             first_offset=None if first is None else int(first.offset),
             last_offset=None if last is None else int(last.offset),
         )
+
+    async def _pump(
+        self, producer: Any, stream: _Stream, body: AsyncIterator[bytes], batch: Coalescer
+    ) -> None:
+        """Feed ``body`` through ``batch``, sending each message as soon as it is complete.
+
+        The read of the next slice stays pending across a window's timeout (never cancelled
+        by it), and messages are sent while it is pending, so a quiet body still gets its
+        buffered bytes out when the window elapses.
+        """
+        loop = asyncio.get_running_loop()
+        pull: asyncio.Task[bytes | None] | None = None
+        try:
+            while True:
+                await self._drain(producer, stream, batch)
+                if pull is None:
+                    pull = asyncio.create_task(_next_piece(body))
+                timeout = (None if batch.deadline is None
+                           else max(0.0, batch.deadline - loop.time()))
+                await asyncio.wait((pull,), timeout=timeout)
+                if not pull.done():
+                    # Only this window's timer ends the wait without a slice (nothing else
+                    # touches the deadline meanwhile), so seal rather than compare clocks:
+                    # the loop may run a timer a clock tick early.
+                    batch.seal()
+                    continue
+                piece = pull.result()  # the body's own exception propagates from here
+                pull = None
+                if piece is None:
+                    break
+                batch.add(piece, loop.time())
+        finally:
+            if pull is not None:
+                if pull.done() and not pull.cancelled() and pull.exception() is None:
+                    # Read just as the stream failed: the body gave it up, so it goes out
+                    # with the rest of the buffer.
+                    batch.add(pull.result() or b"", loop.time())
+                else:
+                    # Reaches the body as the cancellation would without coalescing.
+                    pull.cancel()
+                    pull.add_done_callback(_forget)
+        batch.seal()
+        await self._drain(producer, stream, batch)
+
+    async def _drain(self, producer: Any, stream: _Stream, batch: Coalescer) -> None:
+        """Send the finished messages, in order; each leaves ``batch`` only once enqueued."""
+        while batch.ready:
+            await self._send_chunk(producer, stream, batch.ready[0])
+            batch.ready.popleft()
+
+    async def _send_chunk(self, producer: Any, stream: _Stream, value: bytes) -> None:
+        await self._send(producer, stream, value)
+        stream.chunks += 1
+        stream.bytes += len(value)
 
     async def _send(
         self, producer: Any, stream: _Stream, value: bytes, end: str | None = None
@@ -444,8 +646,27 @@ class ChunkPublisher:
         if end is not None:
             stream.ended = True
 
-    async def _close(self, producer: Any, stream: _Stream, end: str) -> None:
-        """Send the end marker and wait until it and the chunks before it are acknowledged."""
+    async def _close(
+        self, producer: Any, stream: _Stream, end: str | None, batch: Coalescer | None
+    ) -> None:
+        """Send what is still buffered, then the end marker (if any), and wait until all of it
+        is acknowledged; raise only when the marker itself failed.
+
+        Buffered bytes go first so that the consumer sees as much of the body as the gateway
+        read. The first of them that cannot be sent stops the rest: sending later bytes
+        would leave a hole in the body that contiguous sequence numbers could not reveal,
+        whereas a short body ending in ``error`` or ``cancelled`` is exactly what happened.
+        """
+        if batch is not None:
+            batch.seal()
+            try:
+                await self._drain(producer, stream, batch)
+            except Exception as exc:
+                # Sizes only: the body may hold tool arguments, which can carry secrets.
+                log.warning("request %s: %d buffered body bytes were not sent before the "
+                            "end: %s", stream.request_id, batch.pending, exc)
+        if end is None:
+            return
         await self._send(producer, stream, b"", end)
         # The chunks' own failures (if any) must not hide whether the marker went out.
         results = await asyncio.shield(asyncio.gather(*stream.futures, return_exceptions=True))
@@ -492,6 +713,8 @@ async def publish_loaded(
     progress: Callable[[PublishReport], object] | None,
     connect_timeout: float,
     security: Mapping[str, Any] | None = None,
+    coalesce_ms: float = 0.0,
+    coalesce_bytes: int = DEFAULT_COALESCE_BYTES,
 ) -> list[PublishReport]:
     ids = _request_ids([path for path, _ in loaded], session, request)
     metas = [
@@ -503,7 +726,8 @@ async def publish_loaded(
         raise ValueError(f"slice size must be positive, got {slice_size}")
     reports: list[PublishReport] = []
     async with ChunkPublisher(bootstrap, topic, connect_timeout=connect_timeout,
-                              security=security) as publisher:
+                              security=security, coalesce_ms=coalesce_ms,
+                              coalesce_bytes=coalesce_bytes) as publisher:
         for meta, (_, body) in zip(metas, loaded, strict=True):
             pieces = split_events(body) if slice_size is None else split_fixed(body, slice_size)
             report = await publisher.publish_stream(meta, _iterate(pieces), end=end)
@@ -528,6 +752,8 @@ async def publish_captures(
     progress: Callable[[PublishReport], object] | None = None,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     security: Mapping[str, Any] | None = None,
+    coalesce_ms: float = 0.0,
+    coalesce_bytes: int = DEFAULT_COALESCE_BYTES,
 ) -> list[PublishReport]:
     """Publish each captured body as one request of ``session``, in order.
 
@@ -535,7 +761,9 @@ async def publish_captures(
     ``slice_size``-byte slices. The request id defaults to ``<session>-<file stem>-<8 hex>``;
     ``request`` fixes it and is only allowed with one capture. ``end=False`` leaves out the
     end marker. ``progress`` is called with each report as soon as that request is delivered.
-    ``security``: the connection options of :class:`ChunkPublisher`.
+    ``security``, ``coalesce_ms``, ``coalesce_bytes``: as for :class:`ChunkPublisher`. A
+    capture's slices are replayed without pauses, so with coalescing they all arrive within
+    the first window and join into messages of up to ``coalesce_bytes``.
 
     Raises OSError for an unreadable file (before anything is published), ValueError for
     bad arguments, :class:`PublishError` when the broker or the topic is not there.
@@ -544,5 +772,6 @@ async def publish_captures(
     return await publish_loaded(
         bootstrap, topic, loaded, session=session, request=request, provider=provider,
         model=model, tools=tools, slice_size=slice_size, end=end, progress=progress,
-        connect_timeout=connect_timeout, security=security,
+        connect_timeout=connect_timeout, security=security, coalesce_ms=coalesce_ms,
+        coalesce_bytes=coalesce_bytes,
     )
