@@ -357,9 +357,10 @@ def _processor_only_dead_letters() -> Iterator[tuple[str, Output]]:
     # A worker restarts with an open response in its tables; the new one only sweeps it.
     first, _ = _processor()
     first.handle(_message("restart", 0, GOOD[:30], key="s-restart", offset=9))
+    first.flush()  # a commit
     later = Clock()
-    after = Processor(first.settings, first.chunks.table, first.responses.table,
-                      first.quarantine.table, clock=later, wall=later)
+    chunks, responses, quarantine = (cache.table for cache in first.tables)
+    after = Processor(first.settings, chunks, responses, quarantine, clock=later, wall=later)
     assert after.sweep() == []  # learns the restored response; it has not been idle yet
     later.now += 3600
     sweep = after.sweep()

@@ -52,6 +52,10 @@ EVENT_COUNTERS: Final = {
                           "Sessions released from quarantine by an operator."),
     "control_malformed": ("toolwire_control_messages_ignored_total",
                           "Control messages ignored as unreadable or unknown."),
+    "state_flushes": ("toolwire_state_flushes_total",
+                      "Flushes of the write-behind cache (one before each commit)."),
+    "state_writes": ("toolwire_state_writes_total",
+                     "Table writes (changelog records) made by those flushes."),
 }
 _LATENCY_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
                            30.0, 60.0, 300.0, 600.0)

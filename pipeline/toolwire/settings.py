@@ -79,6 +79,10 @@ class Settings:
     #: Raw chunk bytes copied into one dead letter (for replay); the rest is cut and flagged.
     #: The copy is also cut to keep the whole record within ``max_record_bytes``.
     deadletter_raw_bytes: int = 1 * MiB
+    #: Table writes held in memory between two commits (chunks of open responses, done
+    #: markers, deletions), all partitions together: past it they are written at once instead
+    #: of at the next commit, so a burst cannot grow the worker's memory without bound.
+    state_cache_bytes: int = 32 * MiB
     #: One output message (value, key and headers, framing included) at most: the producer's
     #: request limit is set from it, and it must stay under the output topics'
     #: ``max.message.bytes`` (Kafka's default is 1,048,588). An assembled record over it is

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -138,9 +139,17 @@ class Worker:
         self._log_file.close()
 
     def errors(self) -> list[str]:
+        """The worker's error lines, less transient ones of a broker still settling: its
+        group coordinator, and (aiokafka, on a first start) a changelog topic just created
+        but not yet in the broker's metadata, which the producer waits for and retries."""
         return [line for line in self.log.read_text(errors="replace").splitlines()
                 if "[ERROR]" in line and "GroupCoordinatorNotAvailable" not in line
-                and "NotCoordinatorForGroup" not in line]
+                and "NotCoordinatorForGroup" not in line
+                and not _CHANGELOG_NOT_YET.search(line)]
+
+
+#: aiokafka's log line while a just-created changelog topic is not yet in the metadata.
+_CHANGELOG_NOT_YET = re.compile(r"\[ERROR\] Topic \S+-changelog not found in cluster metadata")
 
 
 @dataclass(frozen=True)

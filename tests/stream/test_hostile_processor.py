@@ -30,9 +30,9 @@ from toolwire.stream.processor import Processor
 from toolwire.stream.state import (
     DoneMarker,
     OpenResponse,
-    chunk_key,
-    decode_chunk,
     decode_response,
+    decode_segment,
+    segment_key,
 )
 
 DEEP = "[" * 300 + "]" * 300
@@ -261,38 +261,47 @@ def test_a_dead_letter_keeps_the_whole_body_for_replay_unless_it_is_too_large() 
     assert kept <= 100 + 20  # up to the slice that crossed the bound
 
 
-def test_chunks_are_deleted_only_after_the_done_marker_is_durable() -> None:
-    """A crash right after settling keeps the chunks and the marker: the replay publishes
-    nothing and finds no gap (deleting first and losing the marker made a sequence_gap)."""
+def _half_then_rest(world: World, request: str, session: str = "s1") -> list[Output]:
+    """Publish ``GOOD`` in two commits: the first half is stored as a segment."""
+    pieces = [GOOD[i:i + 40] for i in range(0, len(GOOD), 40)]
+    half = len(pieces) // 2
+    for seq, piece in enumerate(pieces[:half]):
+        world.send(piece, {H_REQUEST_ID: request, H_CHUNK_SEQ: str(seq)}, key=session)
+    world.commit()
+    return world.publish(request, b"".join(pieces[half:]), start=half, session=session)
+
+
+def test_stored_chunks_are_deleted_only_after_the_done_marker_is_durable() -> None:
+    """A crash right after the marker's flush keeps the segment and the marker: the replay
+    publishes nothing and finds no gap (deleting first and losing the marker made a
+    sequence_gap)."""
     world = World(drain=False)
-    out = world.publish("r1", GOOD)
+    out = _half_then_rest(world, "r1")
     assert [o.sink for o in out] == [Sink.ASSEMBLED]
+    assert isinstance(decode_response(world.responses["r1"]), OpenResponse)  # marker held
+    world.commit()
     assert isinstance(decode_response(world.responses["r1"]), DoneMarker)
-    assert world.chunks  # not yet: the marker may not be durable
-    world.processor.drained()
-    world.processor.collect(0)
-    assert world.chunks  # one drain may have begun before the marker was written
+    assert world.chunks  # not yet: the drain may have begun before the marker was written
     world.restart()  # a crash here: the input is read again from before the response
     assert world.publish("r1", GOOD) == []
     assert world.processor.stats["late_after_decision"] > 0
-    world.processor.drained()
-    world.processor.drained()
-    world.publish("r2", GOOD, session="s2")  # the next event of the partition collects
-    world.processor.drained()
-    world.processor.drained()
-    world.send(b"", {H_CONTROL: "release"}, key="nobody")
-    # r2's chunks are gone; r1's were forgotten with the crash and go when its marker expires.
-    prefix = chunk_key("r1", 0).split(".")[0]
+    _half_then_rest(world, "r2", session="s2")
+    world.commit()
+    world.commit()
+    # r2's segment is gone; r1's was forgotten with the crash and goes when its marker expires.
+    prefix = segment_key("r1", 0).split(".")[0]
     assert world.chunks and all(key.startswith(prefix) for key in world.chunks)
 
 
 def test_an_expired_marker_takes_any_leftover_chunks_with_it() -> None:
     world = World(drain=False)
-    world.publish("r1", GOOD)
+    _half_then_rest(world, "r1")
+    world.commit()
     world.restart()  # the deletions were lost with the crash
     assert world.chunks
     world.clock.now += 601
     world.sweep()
+    world.commit()
     assert world.chunks == {} and "r1" not in world.responses
 
 
@@ -301,7 +310,7 @@ def test_an_input_message_too_large_to_store_fails_its_response_not_the_worker()
     big = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * 5000 + b'"}}]}\n\n'
     world.send(GOOD[:40], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "0"})
     world.send(big, {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "1"})
-    stored = [decode_chunk(v) for v in world.chunks.values()]
+    stored = [c for v in world.chunks.values() for c in decode_segment(v).chunks]
     assert [c.body is None for c in stored] == [False, True]  # only the size of the big one
     world.restart()  # rebuilt from the tables: the same failure
     out = world.send(b"data: [DONE]\n\n", {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "2", H_END: "eof"})
@@ -312,11 +321,12 @@ def test_an_input_message_too_large_to_store_fails_its_response_not_the_worker()
     assert message_size(out[0].value, out[0].key, out[0].headers) <= 4096
 
 
-def test_the_sweep_collects_the_deletions_of_an_idle_partition() -> None:
+def test_held_writes_of_an_idle_partition_are_flushed_without_a_commit() -> None:
+    """The sweep timer flushes too: an idle partition commits nothing, and its stored chunks
+    would otherwise wait for its next message to be deleted."""
     world = World(drain=False)
-    world.publish("r1", GOOD)
-    world.processor.drained()
-    world.processor.drained()
+    _half_then_rest(world, "r1")
+    world.commit()
     assert world.chunks  # nothing else arrives on the partition
-    world.sweep()  # a sweep message to the partition carries the deletions out
+    world.processor.flush()  # what the worker's sweep timer does
     assert world.chunks == {}

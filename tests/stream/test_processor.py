@@ -50,7 +50,8 @@ class World:
     quarantine: dict[str, bytes] = field(default_factory=dict)
     clock: Clock = field(default_factory=Clock)
     offset: int = 0
-    #: Whether commits (producer drains) happen between messages.
+    #: Whether a commit (flush, then producer drain) follows every message; without, held
+    #: writes are lost by a :meth:`restart` (a crash) unless :meth:`commit` was called.
     drain: bool = True
     processor: Processor = field(init=False)
 
@@ -71,15 +72,19 @@ class World:
 
     def deliver(self, outputs: list[Output]) -> list[Output]:
         """Publication succeeded: settle what the outputs decided, as the agent does; then
-        the producer drains twice (offset commits), so the chunk deletions happen."""
+        commit (twice after a decision, so the deletions of its stored chunks happen)."""
         for output in outputs:
             self.processor.settle(output)
-        if outputs and self.drain:
-            self.processor.drained()
-            self.processor.drained()
-            for partition in list(self.processor.deferred):
-                self.processor.collect(partition)
+        if self.drain:
+            self.commit()
+            if outputs:
+                self.commit()
         return outputs
+
+    def commit(self) -> None:
+        """What the worker does before committing offsets: flush, then drain the producer."""
+        self.processor.flush()
+        self.processor.drained()
 
     def publish(self, request: str, data: bytes, *, slice_size: int = 40, end: str | None = "eof",
                 session: str = "s1", start: int = 0, **extra: str) -> list[Output]:

@@ -12,14 +12,17 @@ from toolwire.stream.state import (
     DoneMarker,
     OpenResponse,
     QuarantineEntry,
+    Segment,
     StateError,
     StoredChunk,
     decode_chunk,
     decode_quarantine,
     decode_response,
+    decode_segment,
     encode_chunk,
     encode_quarantine,
     encode_response,
+    encode_segment,
 )
 
 OPEN = OpenResponse(session="s1", partition=3, provider="deepseek", model=None,
@@ -36,6 +39,27 @@ def test_response_states_round_trip(state: OpenResponse | DoneMarker) -> None:
                                    StoredChunk.skipped(0), StoredChunk.skipped(123456)])
 def test_stored_chunks_round_trip(chunk: StoredChunk) -> None:
     assert decode_chunk(encode_chunk(chunk)) == chunk
+
+
+@pytest.mark.parametrize("segment", [
+    Segment(0, ()), Segment(7, (StoredChunk.of(b""), StoredChunk.of(b"\x03data\n\n"))),
+    Segment(2, (StoredChunk.of(b"ab"), StoredChunk.skipped(0), StoredChunk.skipped(99999)))])
+def test_segments_round_trip(segment: Segment) -> None:
+    assert decode_segment(encode_segment(segment)) == segment
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x01body", b"\x03\x00\x00\x00\x05[1,2]",
+                                 b"\x03\x00\x00\x00\x07[0,5,1]ab",
+                                 b"\x03\x00\x00\x00\x08[0,-1,0]", b"\x03\x00\x00\x00\x02{}"])
+def test_unreadable_segments_raise_a_state_error(raw: bytes) -> None:
+    with pytest.raises(StateError):
+        decode_segment(raw)
+
+
+def test_open_response_identity_round_trips() -> None:
+    state = OpenResponse("s", 1, None, None, None, 0, 0.0, stored=4, segments=2,
+                         identity={"0:0": ["call_1", None], "0:1": [None, "f"]})
+    assert decode_response(encode_response(state)) == state
 
 
 def test_quarantine_entries_round_trip() -> None:
@@ -83,7 +107,7 @@ def test_what_this_release_writes_is_read_back_after_a_restart() -> None:
     half = len(GOOD) // 2
     world.publish("r1", GOOD[:half], end=None, slice_size=half)
     assert isinstance(decode_response(world.responses["r1"]), OpenResponse)
-    stored = [decode_chunk(v) for v in world.chunks.values()]
+    stored = [c for v in world.chunks.values() for c in decode_segment(v).chunks]
     assert [c.body for c in stored] == [GOOD[:half]]
     world.restart()  # only the tables' bytes survive
     out = world.publish("r1", GOOD[half:], start=1, slice_size=len(GOOD))

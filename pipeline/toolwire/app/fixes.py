@@ -50,12 +50,20 @@ from faust.transport import consumer as _consumer
 _MARK = "_toolwire_patched"
 #: Called after each producer drain, per app (see :func:`on_drained`).
 DRAINED: WeakKeyDictionary[Any, list[Callable[[], None]]] = WeakKeyDictionary()
+#: Called before each commit's drain, per app (see :func:`before_commit`).
+COMMITTING: WeakKeyDictionary[Any, list[Callable[[], object]]] = WeakKeyDictionary()
 
 
 def on_drained(app: Any, callback: Callable[[], None]) -> None:
     """Call ``callback`` after each drain of ``app``'s producer (before its offsets commit):
     everything produced before the drain began is then acknowledged."""
     DRAINED.setdefault(app, []).append(callback)
+
+
+def before_commit(app: Any, callback: Callable[[], object]) -> None:
+    """Call ``callback`` when ``app`` is about to commit input offsets, before the producer is
+    drained: what it produces (held table writes) is acknowledged before the commit."""
+    COMMITTING.setdefault(app, []).append(callback)
 #: Faust's own method, kept for the test that shows the race it has (read, not patched, here).
 UPSTREAM_ON_RECOVERY_COMPLETED: Any = _recovery.Recovery.on_recovery_completed
 
@@ -158,6 +166,8 @@ def install(input_topic: str) -> None:
 
     async def handle_attached_then_drain(self: Any, commit_offsets: Any) -> None:
         await handle_attached(self, commit_offsets)
+        for callback in COMMITTING.get(self.app, ()):
+            callback()
         await drain_producer(self.app)
         for callback in DRAINED.get(self.app, ()):
             callback()

@@ -61,6 +61,8 @@ class Toolwire:
             app.timer(interval=settings.topic_metrics_interval_seconds,
                       on_leader=False)(self._topic_metrics)
         fixes.on_drained(app, self.processor.drained)
+        # Held table writes go out before every commit (and their offsets with them).
+        fixes.before_commit(app, self.processor.flush)
         # Writes tables: one message at a time (faust-streaming #606).
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)
@@ -135,6 +137,8 @@ class Toolwire:
             except BaseException:
                 self.processor.unsettled()
                 raise
+            if self.processor.cache_full:
+                self.processor.flush()  # a burst: write now rather than hold more
             yield None
 
     async def _sweep(self) -> None:
@@ -146,6 +150,9 @@ class Toolwire:
                     if tp.topic == self.settings.topic_chunks}
         for output in self.processor.sweep(assigned):
             await self.publish(output)
+        # An idle partition commits nothing, so its held writes (and the deletions that wait
+        # for a durable done marker) would wait for its next message: write them now.
+        self.processor.flush()
 
     async def _on_revoked(self, sender: Any, revoked: set[Any], **kwargs: Any) -> None:
         self.processor.forget({tp.partition for tp in revoked

@@ -38,3 +38,19 @@ class TextKeys(MutableMapping[str, bytes]):
 
     def __len__(self) -> int:
         return len(self.table)
+
+    def apply(self, partition: int, key: str, value: bytes | None) -> None:
+        """A write flushed by the write-behind cache: into the store, and to the changelog
+        partition of the response or session it belongs to.
+
+        Faust's own ``table[key] = value`` takes the changelog partition from the current
+        event, so it only works inside the agent; a flush runs before a commit, outside any
+        event, and names the partition itself (the memory store needs none).
+        """
+        raw_key = key.encode()
+        if value is None:
+            self.table.data.pop(raw_key, None)
+            self.table.send_changelog(partition, raw_key, None, value_serializer="raw")
+        else:
+            self.table.data[raw_key] = value
+            self.table.send_changelog(partition, raw_key, value)

@@ -2,9 +2,11 @@
 
 Everything durable lives in three mutable mappings that Faust backs with changelogged tables
 (their value types and codecs are in :mod:`toolwire.stream.state`); everything else (the open
-assemblers) is a cache that can be rebuilt from them after a crash or a rebalance. What the
-processor writes per chunk is the chunk itself, once, under a short key: changelog bytes grow
-linearly with the input, never with the square of it.
+assemblers) is a cache that can be rebuilt from them after a crash or a rebalance. Nothing is
+written per chunk: the chunks a response received since the last commit are held in memory and
+written by :meth:`Processor.flush`, before the offsets are committed, as one segment under a
+new key (changelog bytes grow linearly with the input), with the response's metadata; the
+other table writes are held the same way (see :mod:`toolwire.stream.writebehind`).
 
 A decided response is *pending* until its record is published: only then does
 :meth:`Processor.settle` write its done marker and delete its chunks, so a record that fails
@@ -18,7 +20,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import orjson
 
@@ -54,10 +56,28 @@ from toolwire.stream.state import (
     Quarantine,
     QuarantineEntry,
     Responses,
+    Segment,
+    StateError,
     StoredChunk,
 )
+from toolwire.stream.writebehind import Write, WriteBehind
 
 log = logging.getLogger("toolwire.processor")
+
+
+@dataclass(slots=True)
+class Retiring:
+    """Stored chunks to delete once the entry that replaces them is durable: the response's
+    done marker (or, for the per-chunk keys of an earlier release, the segment that now holds
+    them). The two go to different changelogs, so the deletions wait for a producer drain that
+    began after the replacement was flushed."""
+
+    request_id: str
+    partition: int
+    segments: int
+    legacy_chunks: int
+    #: Drains completed when the replacement was flushed (``None``: not flushed yet).
+    flushed_at: int | None = None
 
 
 @dataclass
@@ -79,6 +99,12 @@ class Live:
     #: Produce times of the first and the latest message seen (Kafka timestamps, seconds).
     first_timestamp: float | None = None
     last_timestamp: float | None = None
+    #: Chunks received since the last flush (chunks ``stored``, ``stored + 1``, ...).
+    unflushed: list[StoredChunk] = field(default_factory=list)
+    unflushed_bytes: int = 0
+    #: Chunks written in segments, and how many segments hold them.
+    stored: int = 0
+    segments: int = 0
 
     @property
     def origin(self) -> Origin:
@@ -100,9 +126,11 @@ class Processor:
                  observer: Observer | None = None) -> None:
         self.settings = settings
         self.observer: Observer = observer or NoObserver()
-        self.chunks = Chunks(chunks)
-        self.responses = Responses(responses)
-        self.quarantine = Quarantine(quarantine)
+        self.tables = (WriteBehind("chunks", chunks), WriteBehind("responses", responses),
+                       WriteBehind("quarantine", quarantine))
+        self.chunks = Chunks(self.tables[0])
+        self.responses = Responses(self.tables[1])
+        self.quarantine = Quarantine(self.tables[2])
         self.clock = clock
         self.wall = wall
         self.encoder = Encoder(settings, wall)
@@ -116,9 +144,12 @@ class Processor:
         self.rescan = True
         #: Completed producer drains (each acknowledges everything produced before it began).
         self.drains = 0
-        #: Chunk deletions waiting for their done marker to be durable, per partition:
-        #: (drains when settled, request id, chunks).
-        self.deferred: dict[int, list[tuple[int, str, int]]] = {}
+        #: Responses (open or pending) with chunks or metadata not yet flushed.
+        self.touched: dict[str, Live] = {}
+        #: Bytes of the chunks not yet flushed, all responses together.
+        self.unflushed_bytes = 0
+        #: Stored chunks waiting for their replacement to be durable before they are deleted.
+        self.retiring: list[Retiring] = []
         #: Decided responses whose record is not yet published: request id → (live, record).
         self.pending: dict[str, tuple[Live, Decision]] = {}
         self.stats: Counter[str] = Counter()
@@ -129,7 +160,6 @@ class Processor:
         """What to publish for one input message; call :meth:`settle` once it is published."""
         self.stats["messages"] += 1
         self.observer.consumed(len(msg.value))
-        self.collect(msg.partition)
         control = msg.header(H_CONTROL)
         if control is not None:
             return self._control(msg, control)
@@ -151,14 +181,14 @@ class Processor:
 
     def _chunk(self, msg: InputMessage, request_id: str, session_id: str,
                seq: int) -> list[Output]:
-        state = self.responses.get(request_id)
-        if request_id in self.pending or isinstance(state, DoneMarker):
-            kind = "end_after_decision" if msg.header(H_END) else "late_after_decision"
-            self.stats[kind] += 1
-            log.debug("request %s: chunk %d after the decision (%s)", request_id, seq, kind)
-            return []
-        live = self.live.get(request_id)
+        live = self.live.get(request_id)  # an open response in memory is not decided
         if live is None:
+            state = None if request_id in self.pending else self.responses.get(request_id)
+            if request_id in self.pending or isinstance(state, DoneMarker):
+                kind = "end_after_decision" if msg.header(H_END) else "late_after_decision"
+                self.stats[kind] += 1
+                log.debug("request %s: chunk %d after the decision (%s)", request_id, seq, kind)
+                return []
             if state is not None:
                 live = self._rebuild(request_id, state)
             else:
@@ -190,7 +220,7 @@ class Processor:
             # the response fails as oversize, and only the message's size is kept.
             if asm.failure is None:
                 asm.failure = Oversize(unstorable)
-            self.chunks.put(request_id, seq, StoredChunk.skipped(size))
+            self._keep(live, StoredChunk.skipped(size))
             live.next_seq += 1
             asm.skip(size)
         else:
@@ -199,9 +229,9 @@ class Processor:
                 # After a failure the rest of the body is still kept for the dead letter's raw
                 # chunks (a replay after a fix needs the whole body), but no more than a dead
                 # letter can carry: a poisoned stream must not cost its partition more.
-                self.chunks.put(request_id, seq, StoredChunk.of(msg.value))
+                self._keep(live, StoredChunk.of(msg.value))
             else:
-                self.chunks.put(request_id, seq, StoredChunk.skipped(size))
+                self._keep(live, StoredChunk.skipped(size))
             live.next_seq += 1
             asm.feed(msg.value)
         self.stats["chunks_applied"] += 1
@@ -210,6 +240,21 @@ class Processor:
         # Even after ``[DONE]`` or a failure the response waits for the gateway's end marker:
         # its record then covers the whole body, exactly as ``toolwire assemble`` gives it.
         return []
+
+    def _keep(self, live: Live, chunk: StoredChunk) -> None:
+        """Hold a chunk until the next flush writes it with the others of its response."""
+        live.unflushed.append(chunk)
+        size = 0 if chunk.body is None else len(chunk.body)
+        live.unflushed_bytes += size
+        self.unflushed_bytes += size
+        self.touched[live.request_id] = live
+
+    def _untouch(self, live: Live) -> None:
+        """Forget what ``live`` holds unflushed (it is decided, or no longer ours)."""
+        self.touched.pop(live.request_id, None)
+        self.unflushed_bytes -= live.unflushed_bytes
+        live.unflushed = []
+        live.unflushed_bytes = 0
 
     def _end(self, live: Live, msg: InputMessage) -> list[Output]:
         """The gateway's end marker: decide the response."""
@@ -235,11 +280,8 @@ class Processor:
                     tools=tools,
                     first_offset=msg.offset, assembler=Assembler(self.settings.limits),
                     opened=self.wall())
-        self.responses.put(request_id, OpenResponse(
-            session=session_id, partition=msg.partition, provider=live.provider,
-            model=live.model, tools=None if tools is None else tuple(sorted(tools)),
-            first_offset=msg.offset, opened=live.opened))
         self.live[request_id] = live
+        self.touched[request_id] = live  # its metadata is written at the next flush
         self.stats["responses_opened"] += 1
         return live
 
@@ -250,7 +292,8 @@ class Processor:
                     tools=None if state.tools is None else frozenset(state.tools),
                     first_offset=state.first_offset, assembler=Assembler(self.settings.limits),
                     opened=state.opened)
-        while (stored := self.chunks.get(request_id, live.next_seq)) is not None:
+        chunks = list(self.chunks.stored(request_id, state))
+        for stored in chunks:
             if stored.body is None:
                 if live.assembler.failure is None:  # failed by this message's own size
                     live.assembler.failure = Oversize(self._unstorable(stored.size)
@@ -259,6 +302,18 @@ class Processor:
             else:
                 live.assembler.feed(stored.body)
             live.next_seq += 1
+        if state.segments is None:
+            # Written by the release that stored one key per chunk: the next flush rewrites
+            # them as this response's first segment, and the old keys go once it is durable.
+            for stored in chunks:
+                self._keep(live, stored)
+            if chunks:
+                self.retiring.append(Retiring(request_id, state.partition, 0, len(chunks)))
+        else:
+            if state.stored is not None and state.stored != len(chunks):
+                raise StateError(f"request {request_id}: {len(chunks)} chunks in its segments, "
+                                 f"its metadata says {state.stored}")
+            live.stored, live.segments = len(chunks), state.segments
         self.live[request_id] = live
         self.last_seen.setdefault(request_id, self.clock())
         self.stats["responses_rebuilt"] += 1
@@ -281,8 +336,9 @@ class Processor:
                   "(a Toolwire fault or input no rule names; see the worker log)")
         live = self.live.get(request_id)
         if live is not None:
-            stored = self.chunks.get(request_id, seq)
-            extra = [] if stored is not None and stored.body is not None else [(seq, msg.value)]
+            kept = (live.stored <= seq < live.stored + len(live.unflushed)
+                    and live.unflushed[seq - live.stored].body is not None)
+            extra = [] if kept else [(seq, msg.value)]
             return self._finish(live, dead_letter(live.assembler, live.provenance,
                                                   "internal_error", detail), extra_raw=extra)
         # It failed before the response was open in memory: fail it from this message alone,
@@ -323,22 +379,22 @@ class Processor:
                 if output is None:
                     record = self._oversize(live, record)
         if record["outcome"] == "dead_letter":
-            stored = ((seq, self.chunks.get(live.request_id, seq))
-                      for seq in range(live.next_seq))
+            stored = [*self.chunks.segments(live.request_id, live.segments), *live.unflushed]
             # A chunk kept by size only ends the raw copy there (it is then flagged truncated).
-            raw = [(seq, chunk.body) for seq, chunk in stored if chunk is not None]
+            raw = [(seq, chunk.body) for seq, chunk in enumerate(stored)]
             output = self.encoder.dead_letter(record, live.origin, [*raw, *(extra_raw or [])],
                                               settles=live.request_id)
-            self._quarantine(session, record)
+            self._quarantine(live.partition, session, record)
         assert output is not None
         self.live.pop(live.request_id, None)
         self.last_seen.pop(live.request_id, None)
         self.pending[live.request_id] = (live, record)
         return [output]
 
-    def _quarantine(self, session: str | None, record: DeadLetterDecision) -> None:
+    def _quarantine(self, partition: int, session: str | None,
+                    record: DeadLetterDecision) -> None:
         if session and session not in self.quarantine:
-            self.quarantine.put(session, QuarantineEntry(
+            self.quarantine.put(partition, session, QuarantineEntry(
                 reason=record["reason"], request_id=record["request_id"], since=self.wall()))
             self.stats["sessions_quarantined"] += 1
 
@@ -353,12 +409,13 @@ class Processor:
         outcome = record["outcome"]
         done = self.wall()
         self.responses.put(live.request_id, DoneMarker(done=done, partition=live.partition,
-                                                       outcome=outcome, chunks=live.next_seq))
-        # The chunks are deleted only once the done marker is durable (see ``drained``): the
-        # two go to different changelogs, and a crash that kept the deletions but lost the
-        # marker would bring the response back open with no chunks.
-        self.deferred.setdefault(live.partition, []).append(
-            (self.drains, live.request_id, live.next_seq))
+                                                       outcome=outcome, segments=live.segments))
+        # Chunks never flushed are simply dropped; stored ones are deleted only once the done
+        # marker is durable: the two go to different changelogs, and a crash that kept the
+        # deletions but lost the marker would bring the response back open with no chunks.
+        self._untouch(live)
+        if live.segments:
+            self.retiring.append(Retiring(live.request_id, live.partition, live.segments, 0))
         self.done_at[live.request_id] = (done, live.partition)
         self.stats["records_" + outcome] += 1
         if outcome == "dead_letter":
@@ -380,19 +437,53 @@ class Processor:
         acknowledged by the broker."""
         self.drains += 1
 
-    def collect(self, partition: int) -> None:
-        """Delete the chunks of responses whose done marker is durable: settled before a
-        drain that began after the settle (two completed drains since guarantee one)."""
-        waiting = self.deferred.get(partition)
-        if not waiting:
-            return
-        ready = [entry for entry in waiting if self.drains >= entry[0] + 2]
-        if not ready:
-            return
-        self.deferred[partition] = waiting[len(ready):]
-        for _, request_id, chunks in ready:
-            for seq in range(chunks):
-                self.chunks.drop(request_id, seq)
+    @property
+    def cache_full(self) -> bool:
+        """More is held for the next flush than ``TOOLWIRE_STATE_CACHE_BYTES`` allows."""
+        held = self.unflushed_bytes + sum(t.held_bytes for t in self.tables)
+        return held > self.settings.state_cache_bytes
+
+    def flush(self) -> list[Write]:
+        """Write what is held: per touched response one segment of its new chunks and its
+        metadata; the held done markers, quarantine entries and deletions; and the deletions
+        whose replacement is now durable. Call it before committing input offsets."""
+        for request_id, live in self.touched.items():
+            if live.unflushed:
+                segment = Segment(live.stored, tuple(live.unflushed))
+                self.chunks.put_segment(live.partition, request_id, live.segments, segment)
+                live.segments += 1
+                live.stored += len(live.unflushed)
+                live.unflushed = []
+                live.unflushed_bytes = 0
+            self.responses.put(request_id, self._open_state(live))
+        self.touched.clear()
+        self.unflushed_bytes = 0
+        waiting: list[Retiring] = []
+        for entry in self.retiring:
+            if entry.flushed_at is None:
+                entry.flushed_at = self.drains  # its replacement is written by this flush
+                waiting.append(entry)
+            elif self.drains > entry.flushed_at:
+                for n in range(entry.segments):
+                    self.chunks.drop_segment(entry.partition, entry.request_id, n)
+                for seq in range(entry.legacy_chunks):
+                    self.chunks.drop(entry.partition, entry.request_id, seq)
+            else:
+                waiting.append(entry)
+        self.retiring = waiting
+        writes = [write for table in self.tables for write in table.flush()]
+        self.stats["state_flushes"] += 1
+        self.stats["state_writes"] += len(writes)
+        return writes
+
+    def _open_state(self, live: Live) -> OpenResponse:
+        return OpenResponse(
+            session=live.session_id, partition=live.partition, provider=live.provider,
+            model=live.model, tools=None if live.tools is None else tuple(sorted(live.tools)),
+            first_offset=live.first_offset, opened=live.opened, stored=live.stored,
+            segments=live.segments,
+            identity={f"{c.choice}:{c.index}": [c.id, c.name]
+                      for c in live.assembler.calls.values()})
 
     def unsettled(self) -> None:
         """Publication failed: forget what was decided; the tables still hold it as open."""
@@ -411,7 +502,7 @@ class Processor:
         """A message that breaks the input contract cannot join a response: dead-letter it."""
         record = message_fault("malformed_message", detail, request_id, session)
         self.stats["malformed_messages"] += 1
-        self._quarantine(session, record)
+        self._quarantine(msg.partition, session, record)
         self._message_dead_letter("malformed_message", msg)
         return [self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
                                          [(-1, msg.value)])]
@@ -445,7 +536,7 @@ class Processor:
         if control == CONTROL_RELEASE:
             session = msg.key.decode("utf-8", "replace") if msg.key else ""
             if session in self.quarantine:
-                del self.quarantine[session]
+                self.quarantine.release(msg.partition, session)
                 self.stats["sessions_released"] += 1
                 log.info("session %s released from quarantine", session,
                          extra={"session_id": session})
@@ -476,18 +567,28 @@ class Processor:
         return []
 
     def _sweep_one(self, request_id: str) -> list[Output]:
+        live = self.live.get(request_id)  # open in memory: its metadata may not be flushed
+        if live is None:
+            return self._sweep_stored(request_id)
+        return self._sweep_open(request_id, live)
+
+    def _sweep_stored(self, request_id: str) -> list[Output]:
         state = self.responses.get(request_id)
         if state is None or request_id in self.pending:
             return []
         if isinstance(state, DoneMarker):
             if self.wall() - state.done >= self.settings.dedupe_window_seconds:
-                for seq in range(state.chunks):  # any a crash left behind
-                    self.chunks.drop(request_id, seq)
-                del self.responses[request_id]
+                for seq in range(state.chunks):  # any a crash left behind (idempotent)
+                    self.chunks.drop(state.partition, request_id, seq)
+                for n in range(state.segments or 0):
+                    self.chunks.drop_segment(state.partition, request_id, n)
+                self.responses.delete(state.partition, request_id)
                 self.done_at.pop(request_id, None)
                 self.stats["dedupe_markers_expired"] += 1
             return []
-        live = self.live.get(request_id) or self._rebuild(request_id, state)
+        return self._sweep_open(request_id, self._rebuild(request_id, state))
+
+    def _sweep_open(self, request_id: str, live: Live) -> list[Output]:
         idle = self.clock() - self.last_seen.get(request_id, self.clock())
         if idle < self.settings.stream_ttl_seconds:
             return []  # a chunk arrived after the sweeper looked
@@ -509,7 +610,9 @@ class Processor:
                     f"{type(exc).__name__} while sweeping (see the worker log)"))
         except Exception:
             log.error("request %s: its dead letter failed too", request_id, exc_info=True)
-        self.live.pop(request_id, None)
+        failed = self.live.pop(request_id, None)
+        if failed is not None:
+            self._untouch(failed)
         self.last_seen.pop(request_id, None)
         return []
 
@@ -533,9 +636,6 @@ class Processor:
             if wall - done < self.settings.dedupe_window_seconds:
                 break  # decision order: the rest are younger
             due.setdefault(partition, []).append(request_id)
-        for partition, waiting in self.deferred.items():
-            if waiting and self.drains >= waiting[0][0] + 2:
-                due.setdefault(partition, [])  # an idle partition's chunk deletions are due
         return [Output(Sink.CHUNKS, None, orjson.dumps({"requests": ids}),
                        {H_CONTROL: CONTROL_SWEEP.encode()}, partition=p)
                 for p, ids in sorted(due.items()) if assigned is None or p in assigned]
@@ -560,12 +660,17 @@ class Processor:
     def forget(self, partitions: set[int]) -> None:
         """Partitions were revoked: their state now belongs to another worker."""
         for request_id in [r for r, live in self.live.items() if live.partition in partitions]:
-            del self.live[request_id]
+            self._untouch(self.live.pop(request_id))
             self.last_seen.pop(request_id, None)
+        for request_id in [r for r, live in self.touched.items() if live.partition in partitions]:
+            self._untouch(self.touched[request_id])
         for request_id in [r for r, (_, p) in self.done_at.items() if p in partitions]:
             del self.done_at[request_id]
-        for partition in partitions:  # the new owner deletes them when the markers expire
-            self.deferred.pop(partition, None)
+        # What was committed was flushed first; the rest the new owner re-reads. Stored chunks
+        # still to delete are deleted by the new owner when their done markers expire.
+        for table in self.tables:
+            table.drop(partitions)
+        self.retiring = [e for e in self.retiring if e.partition not in partitions]
         stale = [r for r in self.last_seen if self._partition_of(r) in partitions]
         for request_id in stale:
             del self.last_seen[request_id]

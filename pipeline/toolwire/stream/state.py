@@ -6,11 +6,17 @@ that a later release reads what an earlier one wrote (the changelogs outlive any
 nothing depends on how a JSON encoder orders keys. Values written before formats were versioned
 (plain JSON objects, "version 0") are still read.
 
-Tables (all keys belong to the partition of the event that writes them):
+Tables (every key belongs to the partition of the response or session it describes):
 
-- ``chunks``: ``<request digest>.<seq hex>`` → :class:`StoredChunk`; deleted once decided.
-- ``responses``: request id → :class:`OpenResponse` while open, then a :class:`DoneMarker`
-  kept for the dedupe window, so chunks replayed after a crash publish nothing twice.
+- ``chunks``: ``<request digest>.s<n hex>`` → :class:`Segment`: the chunks one response
+  received between two commits, written once at the commit (see
+  :mod:`toolwire.stream.writebehind`), so a response touched many times between two commits
+  costs one changelog record and its bytes stay linear; deleted once decided. (The release
+  before segments wrote one ``<request digest>.<seq hex>`` → :class:`StoredChunk` per message;
+  those are still read.)
+- ``responses``: request id → :class:`OpenResponse` while open (with the per-call-index
+  identity established so far, for an operator to read), then a :class:`DoneMarker` kept for
+  the dedupe window, so chunks replayed after a crash publish nothing twice.
 - ``quarantine``: session id → :class:`QuarantineEntry` until an operator's release.
 """
 
@@ -18,18 +24,22 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
 
-#: Version of the JSON values written by this release.
-VERSION: Final = 1
+from toolwire.stream.writebehind import WriteBehind
+
+#: Version of the JSON values written by this release (2: open responses name their segments).
+VERSION: Final = 2
 #: Leading byte of a stored chunk: the body follows.
 _CHUNK_BODY: Final = 0x01
 #: Leading byte of a chunk kept by size only (after an ``oversize`` failure): ASCII decimal.
 _CHUNK_SIZE: Final = 0x02
+#: Leading byte of a segment: a 4-byte header length, a JSON header, then the bodies.
+_SEGMENT: Final = 0x03
 
 
 class StateError(ValueError):
@@ -47,6 +57,14 @@ class OpenResponse:
     tools: tuple[str, ...] | None
     first_offset: int
     opened: float
+    #: Chunks stored in the segments (the next sequence number a rebuild expects), and the
+    #: number of segments; ``None`` for a response of the release that stored one key per
+    #: chunk (its chunks are then read one by one until the first missing one).
+    stored: int | None = None
+    segments: int | None = None
+    #: The identity established so far: ``"choice:index"`` → ``[id, name]`` (either may be
+    #: ``null`` while unknown). Informative: a rebuild replays the chunks, which give it again.
+    identity: dict[str, list[str | None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +77,9 @@ class DoneMarker:
     #: Chunks the response had stored: they are deleted once this marker is durable, and
     #: again (idempotently) when the marker expires, so a crash between the two leaks none.
     chunks: int = 0
+    #: Segments the response had stored (deleted the same way); ``None`` for a marker of the
+    #: release that stored one key per chunk.
+    segments: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +107,34 @@ class StoredChunk:
         return cls(None, size)
 
 
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """The chunks ``first``, ``first + 1``, ... of one response, stored under one key."""
+
+    first: int
+    chunks: tuple[StoredChunk, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(len(c.body) for c in self.chunks if c.body is not None)
+
+
 ResponseState = OpenResponse | DoneMarker
+
+
+def _digest(request_id: str) -> str:
+    digest = hashlib.blake2b(request_id.encode(), digest_size=9).digest()
+    return base64.urlsafe_b64encode(digest).decode()
 
 
 def chunk_key(request_id: str, seq: int) -> str:
     """A short, fixed-size key: the request id is hashed once, not repeated in every key."""
-    digest = hashlib.blake2b(request_id.encode(), digest_size=9).digest()
-    return f"{base64.urlsafe_b64encode(digest).decode()}.{seq:x}"
+    return f"{_digest(request_id)}.{seq:x}"
+
+
+def segment_key(request_id: str, n: int) -> str:
+    """The key of a response's ``n``-th segment (apart from the older per-chunk keys)."""
+    return f"{_digest(request_id)}.s{n:x}"
 
 
 # -- codecs ------------------------------------------------------------------------------------
@@ -111,16 +153,51 @@ def decode_chunk(raw: bytes) -> StoredChunk:
     raise StateError(f"unknown stored chunk format byte {raw[:1]!r}")
 
 
+def encode_segment(segment: Segment) -> bytes:
+    """Format byte, header length, header ``[first, size, kept, size, kept, ...]``, bodies."""
+    header: list[int] = [segment.first]
+    for chunk in segment.chunks:
+        header += (chunk.size, 0 if chunk.body is None else 1)
+    head = orjson.dumps(header)
+    return b"".join((bytes((_SEGMENT,)), len(head).to_bytes(4, "big"), head,
+                     *(c.body for c in segment.chunks if c.body is not None)))
+
+
+def decode_segment(raw: bytes) -> Segment:
+    if raw[:1] != bytes((_SEGMENT,)) or len(raw) < 5:
+        raise StateError(f"not a segment (format byte {raw[:1]!r})")
+    end = 5 + int.from_bytes(raw[1:5], "big")
+    try:
+        header = orjson.loads(raw[5:end])
+    except orjson.JSONDecodeError:
+        raise StateError("segment header is not JSON") from None
+    if (type(header) is not list or len(header) % 2 != 1
+            or not all(type(n) is int and n >= 0 for n in header)):
+        raise StateError("segment header is not [first, size, kept, ...]")
+    chunks: list[StoredChunk] = []
+    at = end
+    for size, kept in zip(header[1::2], header[2::2], strict=True):
+        if kept:
+            chunks.append(StoredChunk.of(raw[at:at + size]))
+            at += size
+        else:
+            chunks.append(StoredChunk.skipped(size))
+    if at != len(raw):
+        raise StateError(f"segment bodies are {len(raw) - end} bytes, header says {at - end}")
+    return Segment(header[0], tuple(chunks))
+
+
 def encode_response(state: ResponseState) -> bytes:
     if isinstance(state, DoneMarker):
         return orjson.dumps({"v": VERSION, "k": "done", "done": state.done,
                              "partition": state.partition, "outcome": state.outcome,
-                             "chunks": state.chunks})
+                             "chunks": state.chunks, "segments": state.segments})
     return orjson.dumps({
         "v": VERSION, "k": "open", "session": state.session, "partition": state.partition,
         "provider": state.provider, "model": state.model,
         "tools": None if state.tools is None else list(state.tools),
-        "first_offset": state.first_offset, "opened": state.opened})
+        "first_offset": state.first_offset, "opened": state.opened,
+        "stored": state.stored, "segments": state.segments, "identity": state.identity})
 
 
 def decode_response(raw: bytes) -> ResponseState:
@@ -130,14 +207,19 @@ def decode_response(raw: bytes) -> ResponseState:
         kind = "done" if "done" in value else "open"
     if kind == "done":
         return DoneMarker(done=float(value["done"]), partition=int(value["partition"]),
-                          outcome=str(value["outcome"]), chunks=int(value.get("chunks") or 0))
+                          outcome=str(value["outcome"]), chunks=int(value.get("chunks") or 0),
+                          segments=_optional_int(value.get("segments")))
     if kind == "open":
         tools = value.get("tools")
+        identity = value.get("identity")
         return OpenResponse(session=str(value["session"]), partition=int(value["partition"]),
                             provider=value.get("provider"), model=value.get("model"),
                             tools=None if tools is None else tuple(str(t) for t in tools),
                             first_offset=int(value["first_offset"]),
-                            opened=float(value.get("opened") or 0.0))
+                            opened=float(value.get("opened") or 0.0),
+                            stored=_optional_int(value.get("stored")),
+                            segments=_optional_int(value.get("segments")),
+                            identity=identity if type(identity) is dict else None)
     raise StateError(f"unknown response state kind {kind!r}")
 
 
@@ -150,6 +232,10 @@ def decode_quarantine(raw: bytes) -> QuarantineEntry:
     value = _json(raw)
     return QuarantineEntry(reason=str(value["reason"]), request_id=value.get("request_id"),
                            since=float(value["since"]))
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def _json(raw: bytes) -> dict[str, Any]:
@@ -169,38 +255,60 @@ def _json(raw: bytes) -> dict[str, Any]:
 # -- typed views of the byte tables ----------------------------------------------------------
 
 class _View:
-    """A typed view over a text-keyed byte mapping (a Faust table, or a dict in tests)."""
+    """A typed view over one table's write-behind cache."""
 
-    def __init__(self, table: MutableMapping[str, bytes]) -> None:
+    def __init__(self, table: WriteBehind) -> None:
         self.table = table
 
     def __contains__(self, key: str) -> bool:
         return key in self.table
 
-    def __delitem__(self, key: str) -> None:
-        del self.table[key]
-
     def __len__(self) -> int:
         return len(self.table)
 
     def keys(self) -> Iterator[str]:
-        return iter(list(self.table))
-
-    def discard(self, key: str) -> None:
-        if key in self.table:
-            del self.table[key]
+        return self.table.keys()
 
 
 class Chunks(_View):
+    """Segments, and the per-chunk entries of the release before them (read and deleted)."""
+
     def get(self, request_id: str, seq: int) -> StoredChunk | None:
         raw = self.table.get(chunk_key(request_id, seq))
         return None if raw is None else decode_chunk(raw)
 
-    def put(self, request_id: str, seq: int, chunk: StoredChunk) -> None:
-        self.table[chunk_key(request_id, seq)] = encode_chunk(chunk)
+    def drop(self, partition: int, request_id: str, seq: int) -> None:
+        self.table.delete(partition, chunk_key(request_id, seq))
 
-    def drop(self, request_id: str, seq: int) -> None:
-        self.discard(chunk_key(request_id, seq))
+    def segment(self, request_id: str, n: int) -> Segment | None:
+        raw = self.table.get(segment_key(request_id, n))
+        return None if raw is None else decode_segment(raw)
+
+    def put_segment(self, partition: int, request_id: str, n: int, segment: Segment) -> None:
+        self.table.put(partition, segment_key(request_id, n), encode_segment(segment))
+
+    def drop_segment(self, partition: int, request_id: str, n: int) -> None:
+        self.table.delete(partition, segment_key(request_id, n))
+
+    def stored(self, request_id: str, state: OpenResponse) -> Iterator[StoredChunk]:
+        """The chunks an open response has stored, in order, whichever layout it has."""
+        if state.segments is None:
+            seq = 0
+            while (chunk := self.get(request_id, seq)) is not None:
+                yield chunk
+                seq += 1
+            return
+        yield from self.segments(request_id, state.segments)
+
+    def segments(self, request_id: str, count: int) -> Iterator[StoredChunk]:
+        seq = 0
+        for n in range(count):
+            segment = self.segment(request_id, n)
+            if segment is None or segment.first != seq:
+                raise StateError(f"request {request_id}: segment {n} of {count} is "
+                                 f"missing or does not start at chunk {seq}")
+            yield from segment.chunks
+            seq += len(segment.chunks)
 
 
 class Responses(_View):
@@ -209,10 +317,13 @@ class Responses(_View):
         return None if raw is None else decode_response(raw)
 
     def put(self, request_id: str, state: ResponseState) -> None:
-        self.table[request_id] = encode_response(state)
+        self.table.put(state.partition, request_id, encode_response(state))
+
+    def delete(self, partition: int, request_id: str) -> None:
+        self.table.delete(partition, request_id)
 
     def items(self) -> Iterator[tuple[str, ResponseState]]:
-        for key in list(self.table):
+        for key in list(self.table.keys()):
             raw = self.table.get(key)
             if raw is not None:
                 yield key, decode_response(raw)
@@ -223,5 +334,8 @@ class Quarantine(_View):
         raw = self.table.get(session)
         return None if raw is None else decode_quarantine(raw)
 
-    def put(self, session: str, entry: QuarantineEntry) -> None:
-        self.table[session] = encode_quarantine(entry)
+    def put(self, partition: int, session: str, entry: QuarantineEntry) -> None:
+        self.table.put(partition, session, encode_quarantine(entry))
+
+    def release(self, partition: int, session: str) -> None:
+        self.table.delete(partition, session)
