@@ -42,8 +42,6 @@ from typing import Any, Final
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 from aiokafka.errors import KafkaError
 
 from tests.app.support import Deployment, Worker, request_chunks
@@ -52,6 +50,7 @@ from tests.core.captures import CAPTURES
 from tests.hostile import partition_of
 from toolwire.broker import local
 from toolwire.core import Limits, assemble
+from toolwire.status import group_members
 from toolwire.stream.messages import H_IDEMPOTENCY_KEY, idempotency_key
 
 # --------------------------------------------------------------------------- sizes
@@ -661,34 +660,12 @@ def log_assignment(log: Path, topic: str) -> set[int] | None:
     return parts
 
 
-async def _describe_group(bootstrap: str, group: str, topic: str
-                          ) -> tuple[str, dict[str, set[int]]]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
-    await admin.start()
-    try:
-        responses = await admin.describe_consumer_groups([group])
-    finally:
-        await admin.close()
-    state, members = "?", {}
-    for response in responses:
-        for g in response.groups:
-            state = g[2]
-            for member in g[5]:
-                member_id, assignment = member[0], member[4]
-                parts: set[int] = set()
-                if assignment:
-                    decoded = ConsumerProtocolMemberAssignment.decode(assignment)
-                    parts = {p for t, ps in decoded.assignment if t == topic for p in ps}
-                members[member_id] = parts
-    return state, members
-
-
 def group_assignment(bootstrap: str, group: str, topic: str
                      ) -> tuple[str, dict[str, set[int]]]:
     """(group state, member id → its partitions of ``topic``), from the broker's
     description of the consumer group."""
     try:
-        return asyncio.run(_describe_group(bootstrap, group, topic))
+        return asyncio.run(group_members(bootstrap, group, topic))
     except KafkaError as exc:
         return f"error: {type(exc).__name__}", {}
 

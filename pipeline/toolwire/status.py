@@ -16,6 +16,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
 from toolwire.settings import Settings
@@ -93,6 +94,31 @@ async def group_status(bootstrap: str, settings: Settings,
     finally:
         await consumer.stop()
         await admin.close()
+
+
+async def group_members(bootstrap: str, group: str, topic: str,
+                        **client: Any) -> tuple[str, dict[str, set[int]]]:
+    """(group state, member id → its partitions of ``topic``), as the broker describes the
+    consumer group: who owns what right now, for tests and benchmarks that wait for a
+    rebalance to settle."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000,
+                                **client)
+    await admin.start()
+    try:
+        responses = await admin.describe_consumer_groups([group])
+    finally:
+        await admin.close()
+    state, members = "?", {}
+    for response in responses:
+        for described in response.groups:
+            state = described[2]
+            for member in described[5]:
+                parts: set[int] = set()
+                if member[4]:
+                    decoded = ConsumerProtocolMemberAssignment.decode(member[4])
+                    parts = {p for t, ps in decoded.assignment if t == topic for p in ps}
+                members[member[0]] = parts
+    return state, members
 
 
 async def _positions(consumer: AIOKafkaConsumer, settings: Settings,
