@@ -3,6 +3,9 @@ newer format is refused with a message instead of being misread."""
 
 from __future__ import annotations
 
+import tracemalloc
+import zlib
+
 import orjson
 import pytest
 
@@ -54,6 +57,34 @@ def test_segments_round_trip(segment: Segment) -> None:
 def test_unreadable_segments_raise_a_state_error(raw: bytes) -> None:
     with pytest.raises(StateError):
         decode_segment(raw)
+
+
+def test_large_segments_are_compressed_and_round_trip() -> None:
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"hello"}}]}\n\n' * 40
+    segment = Segment(3, (StoredChunk.of(body), StoredChunk.skipped(7), StoredChunk.of(b"x")))
+    raw = encode_segment(segment)
+    assert raw[:1] == b"\x04" and len(raw) < len(body) // 4
+    assert decode_segment(raw) == segment
+
+
+@pytest.mark.parametrize("raw", [b"\x04not zlib", b"\x04" + zlib.compress(b"\x00" * 64)[:-3],
+                                 b"\x04" + zlib.compress(b"\x00\x00\x00\x03[0]junk")])
+def test_unreadable_compressed_segments_raise_a_state_error(raw: bytes) -> None:
+    with pytest.raises(StateError):
+        decode_segment(raw)
+
+
+def test_table_values_kept_in_memory_are_their_own_size() -> None:
+    """``orjson.dumps`` returns bytes that keep its whole 4 KiB write buffer: stored as they
+    are, an hour of done markers would cost 4 KiB each."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [encode_response(DoneMarker(float(i), 1, "assembled")) for i in range(1000)]
+        per_value = (tracemalloc.get_traced_memory()[0] - before) / len(kept)
+    finally:
+        tracemalloc.stop()
+    assert per_value < 512, per_value
 
 
 def test_open_response_identity_round_trips() -> None:

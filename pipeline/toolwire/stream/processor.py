@@ -80,7 +80,7 @@ class Retiring:
     flushed_at: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Live:
     """An open response in memory: rebuilt from the tables when missing."""
 
