@@ -72,3 +72,10 @@ def test_json_lines_are_one_event_per_line_with_the_ids() -> None:
     event = orjson.loads(line)
     assert (event["level"], event["request_id"], event["session_id"]) == ("error", "r1", "s1")
     assert event["message"] == "request r1: internal error\nsecond line"
+
+
+def test_event_loop_is_validated() -> None:
+    with pytest.raises(ValueError, match="TOOLWIRE_EVENT_LOOP='trio': expected asyncio or uvloop"):
+        Settings.from_env({"TOOLWIRE_EVENT_LOOP": "trio"})
+    assert Settings.from_env({"TOOLWIRE_EVENT_LOOP": "uvloop"}).event_loop == "uvloop"
+    assert Settings.from_env({}).event_loop == "asyncio"

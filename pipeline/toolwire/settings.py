@@ -127,6 +127,9 @@ class Settings:
     log_format: str = "text"
     #: How often the topic metrics (offsets, lag) are read from Kafka.
     topic_metrics_interval_seconds: float = 30.0
+    #: The worker's event loop: ``asyncio`` (the standard one) or ``uvloop`` (libuv-based,
+    #: needs the ``uvloop`` package; see docs/benchmarks.md for what it gives).
+    event_loop: str = "asyncio"
     #: Where local state lives (the embedded broker, worker data).
     state_dir: Path = Path(".toolwire")
     #: Names this worker in dead-letter provenance.
@@ -136,6 +139,9 @@ class Settings:
     def __post_init__(self) -> None:
         if self.log_format not in ("text", "json"):
             raise ValueError(f"TOOLWIRE_LOG_FORMAT={self.log_format!r}: expected text or json")
+        if self.event_loop not in ("asyncio", "uvloop"):
+            raise ValueError(f"TOOLWIRE_EVENT_LOOP={self.event_loop!r}: expected asyncio or "
+                             "uvloop")
         # Kafka reads protocol and mechanism names in any case; they are kept in upper case.
         object.__setattr__(self, "security_protocol", self.security_protocol.strip().upper())
         if self.sasl_mechanism is not None:

@@ -11,6 +11,7 @@ returns.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -67,6 +68,7 @@ class Toolwire:
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)
         app.timer(interval=settings.sweep_interval_seconds)(self._sweep)
+        app.task(self._started)
         app.on_partitions_revoked.connect(self._on_revoked)  # type: ignore[arg-type]
         app.on_partitions_assigned.connect(self._on_assigned)  # type: ignore[arg-type]
 
@@ -86,6 +88,13 @@ class Toolwire:
                 "entries.chunks": len(processor.chunks),
                 "entries.responses": len(processor.responses),
                 "entries.quarantine": len(processor.quarantine)}
+
+    async def _started(self) -> None:
+        loop = asyncio.get_running_loop()
+        log.info("worker %s started: event loop %s.%s, input %s (%d partitions), state cache "
+                 "%d bytes", self.settings.worker_name, type(loop).__module__,
+                 type(loop).__name__, self.settings.topic_chunks, self.settings.partitions,
+                 self.settings.state_cache_bytes)
 
     async def _serve_metrics(self) -> None:
         """Serve ``/metrics`` from a thread of prometheus-client, once the worker starts."""
@@ -165,6 +174,8 @@ class Toolwire:
         """Run the worker in this process until it is stopped (SIGINT or SIGTERM)."""
         from faust.worker import Worker
 
+        if self.settings.event_loop == "uvloop":
+            _use_uvloop()
         app = self.app
         app.finalize()
         app.conf.web_enabled = False
@@ -173,6 +184,16 @@ class Toolwire:
                         logging_config=logging_config(self.settings.log_format, loglevel))
         worker.execute_from_commandline()  # exits the process when the worker stops
         return 0
+
+
+def _use_uvloop() -> None:
+    """Every event loop made from now on (the worker's and its consumer thread's) is uvloop's."""
+    try:
+        import uvloop
+    except ImportError:
+        raise SystemExit("TOOLWIRE_EVENT_LOOP=uvloop needs the uvloop package: "
+                         "pip install uvloop (or set TOOLWIRE_EVENT_LOOP=asyncio)") from None
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
 def create_app(settings: Settings) -> Toolwire:
