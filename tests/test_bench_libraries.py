@@ -50,3 +50,7 @@ def test_short_json_run_prints_a_bench_line() -> None:
         assert isinstance(well["value"], int) and well["value"] >= 1, well
         assert isinstance(well["met"], bool), well
     assert figures["timed_captures"]["value"] >= 1
+    # One stream growing: every contender timed on it, Toolwire's flatness reported.
+    streamed = [n for n in figures if n.startswith("toolwire_us_per_event_one_stream_")]
+    assert len(streamed) == 1 and figures[streamed[0]]["value"] > 0
+    assert figures["langchain_stream_flatness"]["value"] > 0
