@@ -51,6 +51,7 @@ from typing import Any
 import kafka_io
 import procs
 import psutil  # type: ignore[import-untyped]
+import sampling as profiling
 import workload
 from kafka_io import LiveRun
 from procs import Proc
@@ -62,11 +63,11 @@ from toolwire.publish import ChunkPublisher
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 #: In the issue's order (the table's).
-SECTIONS = ("preloaded", "state_writes", "cpu_live", "latency", "scale_out", "memory",
-            "coalescing", "libraries")
+SECTIONS = ("preloaded", "state_writes", "profile", "cpu_live", "latency", "scale_out",
+            "memory", "coalescing", "libraries")
 #: The order they run in: the live sections share one worker, stopped before the others.
-RUN_ORDER = ("preloaded", "state_writes", "cpu_live", "latency", "coalescing", "memory",
-             "scale_out", "libraries")
+RUN_ORDER = ("preloaded", "state_writes", "profile", "cpu_live", "latency", "coalescing",
+             "memory", "scale_out", "libraries")
 LIVE = frozenset({"cpu_live", "latency", "coalescing"})
 #: Settings the harness sets itself for every worker (names, partitions, state dir).
 CONTROLLED = frozenset({"TOOLWIRE_APP_ID", "TOOLWIRE_TOPIC_CHUNKS", "TOOLWIRE_TOPIC_ASSEMBLED",
@@ -411,6 +412,45 @@ class Bench:
             "method": "every record of the worker's changelog topics (<app id>-*-changelog), "
                       "read after the worker stopped, tombstones included; bytes are key + "
                       "value sizes",
+        })
+
+    def profile(self, sec: Section) -> None:
+        """The preloaded input once more, through a worker sampled by py-spy: which layer
+        takes what share of its time."""
+        s = self.sizes
+        topic, rs, _ = self.preloaded_input(s.partitions)
+        app = self.name("prof")
+        outputs = [f"{app}.assembled", f"{app}.deadletter"]
+        self.topics(outputs, s.partitions)
+        raw = self.workdir / "profile.txt"
+        recorders: list[subprocess.Popen[bytes]] = []
+
+        def spawn() -> list[Proc]:
+            worker = self.worker(app, topic, outputs, s.partitions)
+            recorders.append(profiling.start(worker.pid, raw))
+            return [worker]
+
+        try:
+            self.measure_preloaded("profiled toolwire", spawn, outputs, len(rs), flush=True)
+        finally:
+            errors = [profiling.stop(r) for r in recorders]
+        if not raw.exists():
+            raise RuntimeError(f"py-spy wrote no profile: {' '.join(errors).strip()[-400:]}")
+        found = profiling.summarise(raw)
+        if not found.samples:
+            raise RuntimeError("py-spy recorded no sample of the worker")
+        sec.report("samples (200/s, while the worker was not idle)", found.samples)
+        for layer, n in found.layers.most_common():
+            sec.report(f"own time: {layer}", 100 * n / found.samples, "%")
+        sec.report("time in or under toolwire's processor and core (inclusive)",
+                   100 * found.under_processor / found.samples, "%")
+        sec.notes.update({
+            "top_functions_own_time": [f"{100 * n / found.samples:.1f}% {f}"
+                                       for f, n in found.functions.most_common(15)],
+            "method": "py-spy record --rate 200 --nonblocking on the worker from its spawn to "
+                      "its stop (start-up and recovery included), over the preloaded input; "
+                      "own time = the innermost Python frame's layer; a worker of its own, "
+                      "so the figures of the preloaded section are not slowed by sampling",
         })
 
     def cpu_live(self, sec: Section) -> None:

@@ -272,20 +272,21 @@ def _half_then_rest(world: World, request: str, session: str = "s1") -> list[Out
 
 
 def test_stored_chunks_are_deleted_only_after_the_done_marker_is_durable() -> None:
-    """A crash right after the marker's flush keeps the segment and the marker: the replay
-    publishes nothing and finds no gap (deleting first and losing the marker made a
-    sequence_gap)."""
+    """The done marker is written at once (not held to the commit: until it is durable a
+    crash publishes the response again); the segment goes only after a drain that began after
+    the marker. A crash in between keeps both: the replay publishes nothing and finds no gap
+    (deleting first and losing the marker made a sequence_gap)."""
     world = World(drain=False)
     out = _half_then_rest(world, "r1")
     assert [o.sink for o in out] == [Sink.ASSEMBLED]
-    assert isinstance(decode_response(world.responses["r1"]), OpenResponse)  # marker held
+    assert isinstance(decode_response(world.responses["r1"]), DoneMarker)  # written through
     world.commit()
-    assert isinstance(decode_response(world.responses["r1"]), DoneMarker)
-    assert world.chunks  # not yet: the drain may have begun before the marker was written
+    assert world.chunks  # not yet: that drain may have begun before the marker was written
     world.restart()  # a crash here: the input is read again from before the response
     assert world.publish("r1", GOOD) == []
     assert world.processor.stats["late_after_decision"] > 0
     _half_then_rest(world, "r2", session="s2")
+    world.commit()
     world.commit()
     world.commit()
     # r2's segment is gone; r1's was forgotten with the crash and goes when its marker expires.
@@ -326,6 +327,7 @@ def test_held_writes_of_an_idle_partition_are_flushed_without_a_commit() -> None
     would otherwise wait for its next message to be deleted."""
     world = World(drain=False)
     _half_then_rest(world, "r1")
+    world.commit()
     world.commit()
     assert world.chunks  # nothing else arrives on the partition
     world.processor.flush()  # what the worker's sweep timer does

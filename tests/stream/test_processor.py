@@ -72,12 +72,14 @@ class World:
 
     def deliver(self, outputs: list[Output]) -> list[Output]:
         """Publication succeeded: settle what the outputs decided, as the agent does; then
-        commit (twice after a decision, so the deletions of its stored chunks happen)."""
+        commit (three times after a decision: its stored chunks are deleted once a drain that
+        began after its done marker completed)."""
         for output in outputs:
             self.processor.settle(output)
         if self.drain:
             self.commit()
-            if outputs:
+            if outputs:  # until the deletions of the decided responses' stored chunks are done
+                self.commit()
                 self.commit()
         return outputs
 

@@ -76,8 +76,8 @@ class Retiring:
     partition: int
     segments: int
     legacy_chunks: int
-    #: Drains completed when the replacement was flushed (``None``: not flushed yet).
-    flushed_at: int | None = None
+    #: Completed drains after which the replacement is durable (``None``: not written yet).
+    durable_at: int | None = None
 
 
 @dataclass(slots=True)
@@ -408,14 +408,18 @@ class Processor:
         live, record = self.pending.pop(output.settles)
         outcome = record["outcome"]
         done = self.wall()
-        self.responses.put(live.request_id, DoneMarker(done=done, partition=live.partition,
-                                                       outcome=outcome, segments=live.segments))
+        # Written through, not held to the next commit: until it is durable, a crash makes the
+        # restarted worker decide (and publish) the response again.
+        self.responses.put_now(live.request_id, DoneMarker(
+            done=done, partition=live.partition, outcome=outcome, segments=live.segments))
         # Chunks never flushed are simply dropped; stored ones are deleted only once the done
         # marker is durable: the two go to different changelogs, and a crash that kept the
         # deletions but lost the marker would bring the response back open with no chunks.
+        # A drain may already be under way: the second one from now began after the marker.
         self._untouch(live)
         if live.segments:
-            self.retiring.append(Retiring(live.request_id, live.partition, live.segments, 0))
+            self.retiring.append(Retiring(live.request_id, live.partition, live.segments, 0,
+                                          durable_at=self.drains + 2))
         self.done_at[live.request_id] = (done, live.partition)
         self.stats["records_" + outcome] += 1
         if outcome == "dead_letter":
@@ -460,10 +464,11 @@ class Processor:
         self.unflushed_bytes = 0
         waiting: list[Retiring] = []
         for entry in self.retiring:
-            if entry.flushed_at is None:
-                entry.flushed_at = self.drains  # its replacement is written by this flush
+            if entry.durable_at is None:
+                # Its replacement is written by this flush, and drained right after it.
+                entry.durable_at = self.drains + 1
                 waiting.append(entry)
-            elif self.drains > entry.flushed_at:
+            elif self.drains >= entry.durable_at:
                 for n in range(entry.segments):
                     self.chunks.drop_segment(entry.partition, entry.request_id, n)
                 for seq in range(entry.legacy_chunks):

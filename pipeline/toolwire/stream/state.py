@@ -351,6 +351,9 @@ class Responses(_View):
     def put(self, request_id: str, state: ResponseState) -> None:
         self.table.put(state.partition, request_id, encode_response(state))
 
+    def put_now(self, request_id: str, state: ResponseState) -> None:
+        self.table.put_now(state.partition, request_id, encode_response(state))
+
     def delete(self, partition: int, request_id: str) -> None:
         self.table.delete(partition, request_id)
 
