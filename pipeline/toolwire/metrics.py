@@ -56,6 +56,9 @@ EVENT_COUNTERS: Final = {
                       "Flushes of the write-behind cache (one before each commit)."),
     "state_writes": ("toolwire_state_writes_total",
                      "Table writes (changelog records) made by those flushes."),
+    "recovery_flow_resumed": ("toolwire_recovery_flow_resumed_total",
+                              "Table recoveries found with their consumer flow stopped and "
+                              "resumed (a faust-streaming stall, see toolwire.app.fixes)."),
 }
 _LATENCY_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
                            30.0, 60.0, 300.0, 600.0)

@@ -68,6 +68,8 @@ class Toolwire:
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)
         app.timer(interval=settings.sweep_interval_seconds)(self._sweep)
+        self.watchdog = fixes.RecoveryWatchdog(app)
+        app.timer(interval=5.0, on_leader=False)(self._watch_recovery)
         app.task(self._started)
         app.on_partitions_revoked.connect(self._on_revoked)  # type: ignore[arg-type]
         app.on_partitions_assigned.connect(self._on_assigned)  # type: ignore[arg-type]
@@ -88,6 +90,10 @@ class Toolwire:
                 "entries.chunks": len(processor.chunks),
                 "entries.responses": len(processor.responses),
                 "entries.quarantine": len(processor.quarantine)}
+
+    async def _watch_recovery(self) -> None:
+        if self.watchdog.check():
+            self.processor.stats["recovery_flow_resumed"] += 1
 
     async def _started(self) -> None:
         loop = asyncio.get_running_loop()
