@@ -9,7 +9,10 @@ patched here, narrowly, until fixed upstream:
    crash right after a commit lost the changelog of chunks whose offsets were committed: the
    response came back with a hole (``sequence_gap``). Fix: before committing the offsets it
    chose, the consumer drains the producer — Faust's buffer, then aiokafka's — so everything
-   produced for those events is acknowledged first.
+   produced for those events is acknowledged first; a write the producer gave up on (Faust
+   only logs it: ``FutureMessage exception was never retrieved``, seen as
+   ``OutOfOrderSequenceNumber`` when a broker of a 3-node cluster was killed) is sent again
+   with the key's current value, and the commit waits until none failed.
 2. **No committed offset, no re-read.** While a restarted worker recovers its tables, Faust
    drops the records its fetcher already delivered and relies on "seek to committed" to read
    them again; aiokafka's ``seek_to_committed`` does not move a partition that has no committed
@@ -64,12 +67,22 @@ _MARK = "_toolwire_patched"
 DRAINED: WeakKeyDictionary[Any, list[Callable[[], None]]] = WeakKeyDictionary()
 #: Called before each commit's drain, per app (see :func:`before_commit`).
 COMMITTING: WeakKeyDictionary[Any, list[Callable[[], object]]] = WeakKeyDictionary()
+#: Called after a drain to send failed writes again, per app (see :func:`resend_failed`).
+RESENDING: WeakKeyDictionary[Any, list[Callable[[], int]]] = WeakKeyDictionary()
+#: Drains (each followed by a re-send of what failed) before a commit gives up.
+RESEND_ATTEMPTS = 5
 
 
 def on_drained(app: Any, callback: Callable[[], None]) -> None:
     """Call ``callback`` after each drain of ``app``'s producer (before its offsets commit):
     everything produced before the drain began is then acknowledged."""
     DRAINED.setdefault(app, []).append(callback)
+
+
+def resend_failed(app: Any, callback: Callable[[], int]) -> None:
+    """After each drain before a commit, call ``callback``: it sends again the writes the
+    producer gave up on and returns how many; the commit waits until none failed."""
+    RESENDING.setdefault(app, []).append(callback)
 
 
 def before_commit(app: Any, callback: Callable[[], object]) -> None:
@@ -224,6 +237,16 @@ def install(input_topic: str) -> None:
         for callback in COMMITTING.get(self.app, ()):
             callback()
         await drain_producer(self.app)
+        for attempt in range(RESEND_ATTEMPTS):
+            failed = sum(resend() for resend in RESENDING.get(self.app, ()))
+            if not failed:
+                break
+            _log.warning("%d changelog writes failed (attempt %d of %d): sent again before "
+                         "committing offsets", failed, attempt + 1, RESEND_ATTEMPTS)
+            await drain_producer(self.app)
+        else:
+            raise RuntimeError(f"changelog writes still fail after {RESEND_ATTEMPTS} attempts: "
+                               "not committing offsets past them")
         for callback in DRAINED.get(self.app, ()):
             callback()
 

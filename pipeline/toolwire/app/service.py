@@ -49,11 +49,11 @@ class Toolwire:
             Sink.DEADLETTER: app.topic(settings.topic_deadletter, **raw),
             Sink.CHUNKS: self.chunks_topic,
         }
-        self.processor = Processor(
-            settings,
+        self.tables = (
             self._table("chunks", "raw chunks of open responses, deleted when decided"),
             self._table("responses", "open responses' metadata, then dedupe markers"),
             self._table("quarantine", "quarantined sessions until an operator releases them"))
+        self.processor = Processor(settings, *self.tables)
         self.metrics: WorkerMetrics | None = None
         if settings.metrics_port is not None:
             self.metrics = WorkerMetrics(self.processor.stats, self._gauges)
@@ -64,6 +64,7 @@ class Toolwire:
         fixes.on_drained(app, self.processor.drained)
         # Held table writes go out before every commit (and their offsets with them).
         fixes.before_commit(app, self.processor.flush)
+        fixes.resend_failed(app, lambda: sum(table.resend_failed() for table in self.tables))
         # Writes tables: one message at a time (faust-streaming #606).
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)

@@ -16,6 +16,8 @@ class TextKeys(MutableMapping[str, bytes]):
 
     def __init__(self, table: Any) -> None:
         self.table = table
+        #: Changelog writes not yet known to be acknowledged: (partition, key, future).
+        self.unconfirmed: list[tuple[int, str, Any]] = []
 
     def __getitem__(self, key: str) -> bytes:
         value: bytes = self.table[key.encode()]
@@ -50,7 +52,29 @@ class TextKeys(MutableMapping[str, bytes]):
         raw_key = key.encode()
         if value is None:
             self.table.data.pop(raw_key, None)
-            self.table.send_changelog(partition, raw_key, None, value_serializer="raw")
+            sent = self.table.send_changelog(partition, raw_key, None, value_serializer="raw")
         else:
             self.table.data[raw_key] = value
-            self.table.send_changelog(partition, raw_key, value)
+            sent = self.table.send_changelog(partition, raw_key, value)
+        self.unconfirmed.append((partition, key, sent))
+
+    def resend_failed(self) -> int:
+        """Send again the current value of every key whose changelog write failed (the
+        producer gave up on it, for example ``OutOfOrderSequenceNumber`` after a broker died);
+        the number of writes that had failed. Call it after the producer was drained: the
+        offsets are not committed until what they cover is in the changelog.
+
+        The value sent again is the key's current one, not the failed one: a later write to
+        the key may have succeeded, and the changelog must end with the latest value.
+        """
+        pending: list[tuple[int, str, Any]] = []
+        failed: dict[str, int] = {}
+        for partition, key, sent in self.unconfirmed:
+            if not sent.done():
+                pending.append((partition, key, sent))
+            elif sent.cancelled() or sent.exception() is not None:
+                failed[key] = partition
+        self.unconfirmed = pending
+        for key, partition in failed.items():
+            self.apply(partition, key, self.table.data.get(key.encode()))
+        return len(failed)
