@@ -1,4 +1,4 @@
-"""Fix 5: a table recovery whose consumer flow was left stopped is resumed, and only then."""
+"""Fix 5: a table recovery that receives nothing has its reading restarted, and only then."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ class Recovery:
     in_recovery: bool = True
     remaining: int = 40
     signal_recovery_start: Signal = field(default_factory=Signal)
+    _recovery_started_at: float | None = 0.0
+    _active_events_received_at: dict[str, float] = field(default_factory=dict)
+    active_tps: set[str] = field(default_factory=lambda: {"chunks-changelog/0"})
 
     def need_recovery(self) -> bool:
         return self.remaining > 0
@@ -32,10 +35,18 @@ class Recovery:
 class Consumer:
     flow_active: bool = False
     resumed: int = 0
+    can_resume_flow: Signal = field(default_factory=Signal)
+    suspend_flow: Signal = field(default_factory=lambda: Signal(True))
+    _active_partitions: set[str] = field(default_factory=set)
+    _paused_partitions: set[str] = field(default_factory=lambda: {"chunks-changelog/0"})
 
     def resume_flow(self) -> None:
         self.flow_active = True
         self.resumed += 1
+
+    def resume_partitions(self, tps: set[str]) -> None:
+        self._active_partitions |= tps
+        self._paused_partitions -= tps
 
 
 @dataclass
@@ -60,31 +71,32 @@ class App:
 
 def watch(app: App) -> tuple[RecoveryWatchdog, list[float]]:
     now = [0.0]
-    return RecoveryWatchdog(app, stalled_after=15.0, clock=lambda: now[0]), now
+    return RecoveryWatchdog(app, stalled_after=30.0, clock=lambda: now[0]), now
 
 
-def test_a_stopped_flow_during_recovery_is_resumed_after_the_grace_period() -> None:
+def test_a_recovery_that_receives_nothing_has_its_reading_restarted() -> None:
     app = App()
     dog, now = watch(app)
-    assert not dog.check()  # first seen
-    now[0] = 14.0
+    now[0] = 29.0
     assert not dog.check() and app.consumer.resumed == 0
-    now[0] = 15.5
+    now[0] = 31.0
     assert dog.check()
     assert app.consumer.flow_active and app.consumer.resumed == 1
-    assert app.flow_control.resumed == 1 and dog.resumed == 1
+    assert app.flow_control.resumed == 1
+    assert app.consumer._active_partitions == {"chunks-changelog/0"}
+    now[0] = 40.0
+    assert not dog.check()  # give the restarted reading a period
+    now[0] = 62.0
+    assert dog.check() and dog.resumed == 2  # still nothing: again
 
 
-def test_nothing_is_touched_when_the_state_clears_within_the_grace_period() -> None:
+def test_a_recovery_receiving_records_is_left_alone() -> None:
     app = App()
     dog, now = watch(app)
-    dog.check()
-    now[0] = 10.0
-    app.consumer.flow_active = True  # the recovery resumed it itself
-    assert not dog.check()
-    app.consumer.flow_active = False
-    now[0] = 20.0
-    assert not dog.check()  # a new period starts: not stalled for 15 s yet
+    for t in (10.0, 35.0, 60.0, 85.0):
+        app.tables.recovery._active_events_received_at["chunks-changelog/0"] = t - 5.0
+        now[0] = t
+        assert not dog.check()
     assert app.consumer.resumed == 0
 
 
@@ -98,7 +110,7 @@ def test_a_rebalance_in_progress_or_a_recovery_caught_up_is_left_alone() -> None
         else:
             app.tables.recovery.in_recovery = False
         dog, now = watch(app)
-        for t in (0.0, 30.0, 60.0):
+        for t in (0.0, 40.0, 80.0):
             now[0] = t
             assert not dog.check(), change
         assert app.consumer.resumed == 0, change

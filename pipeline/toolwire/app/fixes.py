@@ -42,10 +42,12 @@ patched here, narrowly, until fixed upstream:
    ... since recovery start", for ever): its partitions were never processed again. A dump of
    its tasks (SIGUSR1) showed Faust's fetch loop waiting for ``can_resume_flow``, i.e. the
    consumer flow stopped again after the recovery resumed it, with no rebalance in progress;
-   which path stops it was not found. :class:`RecoveryWatchdog` notices that state (recovering,
-   behind, flow stopped, no rebalance signalled) lasting ``stalled_after`` seconds and resumes
-   the flow, which during recovery lets only the changelog partitions through (the input
-   partitions stay paused until recovery completes), and logs it.
+   which path stops it was not found. :class:`RecoveryWatchdog` notices a recovery that is
+   behind and has received no changelog record for ``stalled_after`` seconds (no rebalance
+   signalled) and does again what the recovery does before it reads — resume the changelog
+   partitions, the flow control and the consumer flow — which during recovery lets only the
+   changelog partitions through (the input partitions stay paused until recovery completes);
+   it logs the consumer's flow state, to find the cause.
 """
 
 from __future__ import annotations
@@ -181,10 +183,10 @@ async def on_recovery_completed_in_order(self: Any, generation_id: int = 0) -> N
 
 
 class RecoveryWatchdog:
-    """Resumes a consumer flow left stopped during table recovery (fix 5); call
+    """Restarts the reading of a table recovery that receives nothing (fix 5); call
     :meth:`check` every few seconds."""
 
-    def __init__(self, app: Any, stalled_after: float = 15.0,
+    def __init__(self, app: Any, stalled_after: float = 30.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.app = app
         self.stalled_after = stalled_after
@@ -193,29 +195,41 @@ class RecoveryWatchdog:
         self.resumed = 0
 
     def stalled(self) -> bool:
-        """Recovering, behind the changelogs, the flow stopped, and no rebalance signalled."""
+        """Recovering and behind the changelogs, no rebalance signalled, and no changelog
+        record received (since the recovery started, or for ``stalled_after``)."""
         recovery = self.app.tables.recovery
-        return bool(recovery.in_recovery and not recovery.signal_recovery_start.is_set()
-                    and not self.app.consumer.flow_active and recovery.need_recovery())
+        if not (recovery.in_recovery and not recovery.signal_recovery_start.is_set()
+                and recovery.need_recovery()):
+            return False
+        now = self.clock()
+        received = [t for t in recovery._active_events_received_at.values() if t is not None]
+        last = max(received, default=recovery._recovery_started_at or now)
+        return now - last >= self.stalled_after
 
     def check(self) -> bool:
-        """Whether the flow was resumed now."""
+        """Whether the reading was restarted now."""
         if not self.stalled():
             self.since = None
             return False
         now = self.clock()
-        if self.since is None:
-            self.since = now
-            return False
-        if now - self.since < self.stalled_after:
-            return False
-        remaining = sum(self.app.tables.recovery.active_remaining().values())
-        _log.warning("table recovery has had its consumer flow stopped for %.0f s with %d "
-                     "changelog records still to read: resuming the flow (a faust-streaming "
-                     "stall, see toolwire.app.fixes)", now - self.since, remaining)
-        self.app.flow_control.resume()
-        self.app.consumer.resume_flow()
-        self.since = None
+        if self.since is not None and now - self.since < self.stalled_after:
+            return False  # restarted less than a period ago: give it time
+        self.since = now
+        app, consumer, recovery = self.app, self.app.consumer, self.app.tables.recovery
+        actives = set(recovery.active_tps)
+        active_now = consumer._active_partitions or set()
+        _log.warning(
+            "table recovery received no changelog record for %.0f s with %d still to read: "
+            "restarting its reading (flow active %s, can resume %s, suspended %s; %d of %d "
+            "changelog partitions active, %d partitions paused; a faust-streaming stall, see "
+            "toolwire.app.fixes)", self.stalled_after,
+            sum(recovery.active_remaining().values()), consumer.flow_active,
+            consumer.can_resume_flow.is_set(), consumer.suspend_flow.is_set(),
+            len(actives & active_now), len(actives), len(consumer._paused_partitions))
+        # What the recovery itself does before it reads ("Resuming flow..."), again.
+        consumer.resume_partitions(actives)
+        app.flow_control.resume()
+        consumer.resume_flow()
         self.resumed += 1
         return True
 
