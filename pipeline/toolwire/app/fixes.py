@@ -203,7 +203,8 @@ class RecoveryWatchdog:
             return False
         now = self.clock()
         received = [t for t in recovery._active_events_received_at.values() if t is not None]
-        last = max(received, default=recovery._recovery_started_at or now)
+        started = recovery._recovery_started_at
+        last = max(received, default=now if started is None else started)
         return now - last >= self.stalled_after
 
     def check(self) -> bool:
