@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "ops" / "bench" / "harness.py"
-SECTIONS = {"preloaded", "state_writes", "cpu_live", "latency", "scale_out", "memory",
+SECTIONS = {"preloaded", "state_writes", "profile", "cpu_live", "latency", "scale_out", "memory",
             "coalescing", "libraries"}
 
 
