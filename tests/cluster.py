@@ -31,22 +31,6 @@ from toolwire.broker import local
 MAIN_CLASS = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
 
-LOG4J2 = """\
-status = warn
-shutdownHook = disable
-appender.out.type = Console
-appender.out.name = OUT
-appender.out.target = SYSTEM_OUT
-appender.out.layout.type = PatternLayout
-appender.out.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.out.ref = OUT
-logger.config.name = org.apache.kafka.common.config.AbstractConfig
-logger.config.level = WARN
-logger.request.name = kafka.request.logger
-logger.request.level = WARN
-"""
-
 
 def free_ports(count: int) -> list[int]:
     """``count`` distinct free ports on 127.0.0.1 (held open together, then released)."""
@@ -191,7 +175,7 @@ class Cluster:
         ident = cluster_id()
         log4j = self.root / "log4j2.properties"
         self.root.mkdir(parents=True, exist_ok=True)
-        log4j.write_text(LOG4J2)
+        log4j.write_text(local.LOG4J2)
         try:
             for node in self.nodes:
                 node.directory.mkdir(parents=True, exist_ok=True)

@@ -444,7 +444,9 @@ class Processor:
     @property
     def cache_full(self) -> bool:
         """More is held for the next flush than ``TOOLWIRE_STATE_CACHE_BYTES`` allows."""
-        held = self.unflushed_bytes + sum(t.held_bytes for t in self.tables)
+        chunks, responses, quarantine = self.tables  # asked after every message: no generator
+        held = (self.unflushed_bytes + chunks.held_bytes + responses.held_bytes
+                + quarantine.held_bytes)
         return held > self.settings.state_cache_bytes
 
     def flush(self) -> list[Write]:
