@@ -6,10 +6,15 @@ Tests marked ``broker`` need Java 17+ (and Maven on the very first run, to fetch
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import json
+import socket
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -126,6 +131,157 @@ def test_lifecycle_start_status_roundtrip_stop(
     assert local.stop(state_dir) is False  # idempotent
 
 
+# --------------------------------------------------------------------------- same address again
+
+_TIME_WAIT = "06"  # TCP state codes in /proc/net/tcp*
+_LISTEN = "0A"
+
+
+def _tcp_states(port: int) -> list[str] | None:
+    """States of the TCP sockets whose *local* port is ``port`` (None without /proc/net)."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    if not tables[0].exists():
+        return None
+    states = []
+    for table in tables:
+        with contextlib.suppress(OSError):
+            for line in table.read_text().splitlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    states.append(fields[3])
+    return states
+
+
+def _assert_time_wait(port: int, timeout: float = 10.0) -> None:
+    """``port`` is held by TIME_WAIT connections only, so a bind without SO_REUSEADDR (the
+    probe before the fix) is refused: the condition the restart tests rely on."""
+    deadline = time.monotonic() + timeout
+    states = _tcp_states(port)
+    while states is not None and time.monotonic() < deadline:
+        if states and set(states) == {_TIME_WAIT}:
+            break
+        time.sleep(0.05)
+        states = _tcp_states(port)
+    if states is not None:
+        assert states and set(states) == {_TIME_WAIT}, f"port {port}: states {states}"
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as plain, \
+            pytest.raises(OSError) as refused:
+        plain.bind(("127.0.0.1", port))
+    assert refused.value.errno == errno.EADDRINUSE
+
+
+def _time_wait_port() -> int:
+    """A port on 127.0.0.1 left as a stopped broker leaves its own: the listener (bound with
+    SO_REUSEADDR, as Java binds) and its accepted connection close first, the client then
+    reads EOF and closes, so the accepted connection's side ends in TIME_WAIT."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port: int = server.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port), timeout=5)
+        conn, _ = server.accept()
+    with client:
+        conn.close()
+        assert client.recv(1) == b""
+    _assert_time_wait(port)
+    return port
+
+
+@contextlib.contextmanager
+def _listener(port: int) -> Iterator[socket.socket]:
+    """Something else really listening on 127.0.0.1:``port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past any TIME_WAIT
+        sock.bind(("127.0.0.1", port))
+        sock.listen()
+        yield sock
+
+
+def _unused_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+async def _restart_keeps_address(state_dir: Path) -> tuple[local.BrokerInfo, local.BrokerInfo]:
+    """start, traffic, stop with a publisher and raw connections still open (so the broker
+    closes first and its port is left in TIME_WAIT), start again; the publisher goes on."""
+    info = await asyncio.to_thread(local.start, state_dir, "256m")
+    topic = f"tw-restart-{uuid.uuid4().hex[:8]}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=info.bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+    finally:
+        await admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=info.bootstrap, acks="all",
+                                request_timeout_ms=30000)
+    await producer.start()
+    try:
+        await asyncio.wait_for(producer.send_and_wait(topic, b"before"), 30)
+        raw = [socket.create_connection(("127.0.0.1", port), timeout=5)
+               for port in (info.broker_port, info.broker_port, info.controller_port)]
+        assert await asyncio.to_thread(local.stop, state_dir) is True
+        for sock in raw:  # the broker closed them first; close ours: TIME_WAIT on its side
+            with sock:
+                assert sock.recv(1) == b""
+        await asyncio.to_thread(_assert_time_wait, info.broker_port)
+
+        again = await asyncio.to_thread(local.start, state_dir, "256m")
+        assert again.pid != info.pid
+        # the publisher that lived through the restart still reaches the broker
+        await asyncio.wait_for(producer.send_and_wait(topic, b"after"), 60)
+    finally:
+        await producer.stop()
+
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=again.bootstrap,
+                                group_id=f"tw-group-{uuid.uuid4().hex[:8]}",
+                                auto_offset_reset="earliest", enable_auto_commit=False)
+    await consumer.start()
+    seen: list[bytes | None] = []
+    try:
+        async with asyncio.timeout(60):
+            while len(seen) < 2:
+                batch = await consumer.getmany(timeout_ms=1000)
+                seen += [rec.value for records in batch.values() for rec in records]
+    finally:
+        await consumer.stop()
+    assert seen == [b"before", b"after"]
+    return info, again
+
+
+@pytest.mark.broker
+@pytest.mark.timeout(240)
+def test_restart_with_port_in_time_wait_comes_back_at_same_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue: stop then start moved the broker when its port was in TIME_WAIT (the probe
+    bound without SO_REUSEADDR; Kafka binds with it), stranding workers and publishers.
+    Then, with something really listening on the old port, it moves and says so."""
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    state_dir = tmp_path / "broker"
+    try:
+        info, again = asyncio.run(_restart_keeps_address(state_dir))
+        assert again.bootstrap == info.bootstrap
+        assert (again.broker_port, again.controller_port) == (info.broker_port,
+                                                              info.controller_port)
+        assert "cannot be bound again" not in capsys.readouterr().err
+
+        assert local.stop(state_dir) is True
+        with _listener(info.broker_port):
+            moved = local.start(state_dir, heap="256m")
+            assert moved.bootstrap != info.bootstrap
+            err = capsys.readouterr().err
+            assert f"previous address {info.bootstrap} cannot be bound again" in err
+            assert f"moves to {moved.bootstrap}" in err
+            assert local.probe(moved.bootstrap) is not None
+    finally:
+        local.stop(state_dir)
+    assert local.status(state_dir) is None
+
+
 # --------------------------------------------------------------------------- no broker needed
 
 
@@ -220,3 +376,49 @@ def test_main_usage_and_status(
     assert json.loads(capsys.readouterr().out) == {"running": False, "state_dir": str(tmp_path)}
     assert cli.main(["broker", "stop", "--state-dir", str(tmp_path)]) == 0
     assert "no broker running" in capsys.readouterr().out
+
+
+def test_port_probe_binds_like_kafka() -> None:
+    """A listener makes a port taken; a closed connection in TIME_WAIT does not (Kafka binds
+    with SO_REUSEADDR, so it can bind that port, and so must the probe)."""
+    with _listener(_unused_port()) as sock:
+        port = sock.getsockname()[1]
+        assert not local._bindable(port)
+        assert "Address already in use" in (local._bind_error(port) or "")
+
+    port = _time_wait_port()  # asserts that a bind without SO_REUSEADDR is refused
+    assert local._bind_error(port) is None
+    assert local._bindable(port)
+    with _listener(port):  # what Kafka does next: bind + listen with SO_REUSEADDR
+        pass
+
+
+def test_free_ports_moves_only_off_a_listened_port(capsys: pytest.CaptureFixture[str]) -> None:
+    broker_port, controller_port = _time_wait_port(), _time_wait_port()
+    assert local._free_ports((broker_port, controller_port)) == (broker_port, controller_port)
+    assert capsys.readouterr().err == ""
+
+    with _listener(broker_port):
+        new_broker, kept = local._free_ports((broker_port, controller_port))
+    assert kept == controller_port
+    assert new_broker not in (broker_port, controller_port)
+    err = capsys.readouterr().err
+    assert f"previous address 127.0.0.1:{broker_port} cannot be bound again" in err
+    assert f"moves to 127.0.0.1:{new_broker}" in err
+
+    with _listener(controller_port):
+        kept, new_controller = local._free_ports((broker_port, controller_port))
+    assert kept == broker_port
+    assert new_controller not in (broker_port, controller_port)
+    err = capsys.readouterr().err
+    assert f"controller port {controller_port} cannot be bound again" in err
+    assert f"bootstrap address 127.0.0.1:{broker_port} is unchanged" in err
+
+    # Kafka itself lost the race for them: both move, and it says why
+    lost = local._free_ports((broker_port, controller_port), lost="Kafka got EADDRINUSE")
+    assert set(lost).isdisjoint({broker_port, controller_port}) and lost[0] != lost[1]
+    assert "Kafka got EADDRINUSE" in capsys.readouterr().err
+
+    first, second = local._free_ports(None)
+    assert first != second
+    assert capsys.readouterr().err == ""

@@ -10,7 +10,9 @@ one KRaft node (broker + controller in one JVM) bound to 127.0.0.1 only.
 Lifecycle state lives in a *state dir* (default ``./.toolwire/broker``):
 
 ``broker.json``        pid, bootstrap address, ports, log path: the only way we find it again.
-``server.properties``  generated per start (ports are picked fresh, or reused when free).
+``server.properties``  generated per start (the last ports are reused whenever Kafka can
+                       bind them; see :func:`_bindable`).
+``ports.json``         the last ports, so a restart comes back at the same address.
 ``log4j2.properties``  logging config; broker output goes to ``broker.log``.
 ``data/``              the KRaft metadata log and topic data; survives stop/start.
 
@@ -33,6 +35,7 @@ import asyncio
 import base64
 import concurrent.futures
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -545,33 +548,95 @@ def probe(bootstrap: str, timeout: float = 5.0, *,
 # --------------------------------------------------------------------------- config
 
 
-def _free_ports(preferred: tuple[int, int] | None) -> tuple[int, int]:
-    """Two distinct free ports on 127.0.0.1, reusing the last pair when both are still free.
+def _free_ports(preferred: tuple[int, int] | None, *,
+                lost: str | None = None) -> tuple[int, int]:
+    """Broker and controller ports on 127.0.0.1: each port of ``preferred`` (the last start's,
+    from ``ports.json``) that Kafka can bind again, a fresh one for any it cannot.
 
-    Reuse keeps ``bootstrap`` stable across restarts of a dev broker. There is a small
-    window between closing the probe sockets and Kafka binding; start() retries on EADDRINUSE.
+    Reuse is what keeps ``bootstrap`` stable across ``stop``/``start``: running workers and
+    publishers only know that address. A port held only by TIME_WAIT (or FIN_WAIT) remnants of
+    the last run's connections *is* reused, because Kafka binds it with SO_REUSEADDR (see
+    :func:`_bindable`); a new port is picked only when something really holds it (a listener),
+    and then a line on stderr names the old and the new address.
+
+    ``lost`` (why Kafka just failed to bind ``preferred`` after all: the port was taken between
+    this check and its bind) picks fresh ports for both, and says so the same way.
+    There is a small window between closing the probe sockets and Kafka binding; start()
+    retries on EADDRINUSE.
     """
-    if preferred and all(_bindable(p) for p in preferred) and preferred[0] != preferred[1]:
-        return preferred
+    if preferred is not None and preferred[0] == preferred[1]:
+        preferred = None  # a hand-edited ports.json; nothing sensible to keep
+    if preferred is None:
+        first, second = _ephemeral_ports(2, avoid=())
+        return first, second
+    errors: dict[int, str] = {}
+    for port in preferred:
+        error = lost or _bind_error(port)
+        if error is not None:
+            errors[port] = error
+    keep = [port for port in preferred if port not in errors]
+    replacements = iter(_ephemeral_ports(len(errors), avoid=keep))
+    broker_port, controller_port = (
+        port if port not in errors else next(replacements) for port in preferred
+    )
+    if broker_port != preferred[0]:
+        _say(f"the broker's previous address 127.0.0.1:{preferred[0]} cannot be bound again "
+             f"({_why(errors)}); it moves to 127.0.0.1:{broker_port} (controller port "
+             f"{preferred[1]} -> {controller_port}); clients of the old address must be "
+             "pointed at the new one")
+    elif controller_port != preferred[1]:
+        _say(f"the broker's previous controller port {preferred[1]} cannot be bound again "
+             f"({_why(errors)}); it uses {controller_port}; the bootstrap address "
+             f"127.0.0.1:{broker_port} is unchanged")
+    return broker_port, controller_port
+
+
+def _why(errors: Mapping[int, str]) -> str:
+    return "; ".join(f"port {port}: {error}" for port, error in errors.items())
+
+
+def _ephemeral_ports(n: int, avoid: Sequence[int]) -> list[int]:
+    """``n`` distinct ports that nothing on 127.0.0.1 uses now, none of them in ``avoid``."""
+    if n <= 0:
+        return []
     socks: list[socket.socket] = []
     try:
-        for _ in range(2):
+        while len(socks) < n + len(avoid):  # at most len(avoid) of them can be in avoid
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
             socks.append(s)
-        return socks[0].getsockname()[1], socks[1].getsockname()[1]
+            s.bind(("127.0.0.1", 0))
+        ports = [s.getsockname()[1] for s in socks]
+        return [port for port in ports if port not in avoid][:n]
     finally:
         for s in socks:
             s.close()
 
 
-def _bindable(port: int) -> bool:
+def _bind_error(port: int) -> str | None:
+    """Why Kafka could not bind ``127.0.0.1:port`` now, or None if it could.
+
+    The test bind is made the way Kafka's own is: Java's ``ServerSocketChannel`` sets
+    SO_REUSEADDR before ``bind`` on Linux (and every Unix), so connections of the previous
+    run still in TIME_WAIT (the broker closes its client connections first when it stops, so
+    its own port collects them) do not stop it; a listener, or a socket bound without
+    SO_REUSEADDR, on that port does. A bind without SO_REUSEADDR would refuse the TIME_WAIT
+    port too, and move a restarted broker for nothing.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            if exc.errno == errno.EADDRINUSE:
+                reason += " (something is listening on it, or holds it without SO_REUSEADDR)"
+            return reason
+    return None
+
+
+def _bindable(port: int) -> bool:
+    """Can Kafka bind ``127.0.0.1:port`` now? See :func:`_bind_error`."""
+    return _bind_error(port) is None
 
 
 def _server_properties(broker_port: int, controller_port: int, data_dir: Path,
@@ -788,8 +853,11 @@ def _start_locked(state_dir: Path, heap: str, timeout: float, cache_dir: Path | 
         preferred = (int(saved["broker_port"]), int(saved["controller_port"]))
 
     deadline = time.monotonic() + timeout
+    lost: str | None = None
     for attempt in range(3):
-        broker_port, controller_port = _free_ports(preferred if attempt == 0 else None)
+        broker_port, controller_port = _free_ports(preferred if attempt == 0 or lost else None,
+                                                   lost=lost)
+        lost = None
         props.write_text(_server_properties(broker_port, controller_port, data_dir,
                                             options.properties))
         _format_storage(java, lib, props, log4j, data_dir, options.scram)
@@ -826,6 +894,8 @@ def _start_locked(state_dir: Path, heap: str, timeout: float, cache_dir: Path | 
         if exited and "Address already in use" in log.read_text(errors="replace"):
             _CHILDREN.pop(child.pid, None)
             (state_dir / BROKER_JSON).unlink(missing_ok=True)
+            if preferred is not None and broker_port == preferred[0]:  # say it moves
+                lost = f"Kafka got 'Address already in use', see {LOG_NAME}.1"
             continue  # lost the port race; pick new ports
         if not exited:
             _kill(child.pid, DEFAULT_STOP_TIMEOUT)
