@@ -90,6 +90,10 @@ class Settings:
     max_record_bytes: int = 1_000_000
     #: Dead-letter identity conflicts instead of letting the last non-empty value win.
     strict: bool = False
+    #: Providers (the ``provider`` header, comma-separated, or ``*`` for all) whose calls that
+    #: end without an id get a deterministic one (``id_synthesized: true``) instead of a
+    #: ``missing_identity`` dead letter. Empty (the default): never; a name is never made up.
+    synthesize_ids: str = ""
     #: Standby copies of each table partition kept warm on other workers
     #: (``table_standby_replicas``): a take-over then replays less of the changelog.
     standby_replicas: int | None = None
@@ -147,6 +151,11 @@ class Settings:
         if self.sasl_mechanism is not None:
             object.__setattr__(self, "sasl_mechanism", self.sasl_mechanism.strip().upper())
         check_security(self)
+
+    def synthesizes_ids(self, provider: str | None) -> bool:
+        """Whether calls of ``provider``'s responses that lack an id get a synthesized one."""
+        names = {n.strip() for n in self.synthesize_ids.split(",") if n.strip()}
+        return "*" in names or (provider is not None and provider in names)
 
     @property
     def secured(self) -> bool:

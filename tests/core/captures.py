@@ -37,7 +37,8 @@ def load() -> list[Capture]:
             name=sse.stem,
             body=sse.read_bytes(),
             options=Options(declared_tools=None if tools is None else frozenset(tools),
-                            strict=bool(opts.get("strict", False))),
+                            strict=bool(opts.get("strict", False)),
+                            synthesize_ids=bool(opts.get("synthesize_ids", False))),
             expect=spec["expect"],
             description=spec.get("description", ""),
         ))

@@ -66,7 +66,7 @@ def test_snapshot_and_restore_anywhere_gives_the_same_record(data: st.DataObject
     capture = data.draw(st.sampled_from(CAPTURES), label="capture")
     cuts = data.draw(_cuts(len(capture.body)), label="cuts")
     body = capture.body
-    asm = Assembler(capture.options.limits)
+    asm = Assembler(capture.options.limits, synthesize_ids=capture.options.synthesize_ids)
     for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True):
         asm.feed(body[a:b])
         snapshot = asm.snapshot()

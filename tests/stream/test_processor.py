@@ -10,7 +10,7 @@ import pytest
 
 from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
-from toolwire.core import assemble
+from toolwire.core import Provenance, assemble
 from toolwire.settings import Settings
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
@@ -118,14 +118,17 @@ def record(output: Output) -> dict[str, Any]:
 
 def test_every_capture_gives_the_record_assemble_gives() -> None:
     lenient, strict = World(), World(settings=Settings(strict=True))
+    synthesizing = World(settings=Settings(synthesize_ids="*"))
     for n, capture in enumerate(CAPTURES):
-        world = strict if capture.options.strict else lenient
+        world = (strict if capture.options.strict
+                 else synthesizing if capture.options.synthesize_ids else lenient)
         tools = capture.options.declared_tools
         extra = {} if tools is None else {H_DECLARED_TOOLS: ",".join(sorted(tools))}
         outputs = world.publish(f"r{n}", capture.body, session=f"s{n}", **extra)
         assert len(outputs) == 1, capture.name
         got = record(outputs[0])
-        expected = assemble(capture.body, capture.options)
+        # The pipeline seeds synthesized ids with the request id (offline: the response id).
+        expected = assemble(capture.body, capture.options, Provenance(request_id=f"r{n}"))
         for key in ("provenance", "raw_chunks", "raw_chunks_truncated", "request_id",
                     "session_id"):
             got.pop(key, None)

@@ -34,7 +34,8 @@ def add(sub: Subparsers) -> None:
             "exit status: 0 assembled (also truncated or provider errors, see error_code), "
             "1 dead letter (see reason and detail), 2 usage error or unreadable input.\n"
             "limits: TOOLWIRE_MAX_RESPONSE_BYTES, TOOLWIRE_MAX_LINE_BYTES, "
-            "TOOLWIRE_MAX_ARGUMENTS_BYTES, TOOLWIRE_MAX_CALLS, TOOLWIRE_MAX_CHOICES."),
+            "TOOLWIRE_MAX_ARGUMENTS_BYTES, TOOLWIRE_MAX_PROVIDER_FIELDS_BYTES, "
+            "TOOLWIRE_MAX_CALLS, TOOLWIRE_MAX_CHOICES."),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("capture", help="file with the raw body, or - for standard input")
@@ -44,6 +45,12 @@ def add(sub: Subparsers) -> None:
     p.add_argument("--strict", action="store_true",
                    help="dead-letter any identity conflict (a call whose id or name changes "
                         "to another non-empty value) instead of keeping the last one")
+    p.add_argument("--synthesize-ids", action="store_true",
+                   help="give a call that ends without an id a deterministic one (flagged "
+                        "id_synthesized, derived from --request or else the response id) "
+                        "instead of dead-lettering it as missing_identity; the pipeline does "
+                        "this for the providers named in TOOLWIRE_SYNTHESIZE_IDS. A name is "
+                        "never made up")
     p.add_argument("--request", dest="request_id", help="request id to put in the record")
     p.add_argument("--session", dest="session_id", help="session id to put in the record")
     p.add_argument("--provider", help="provider name to put in the record")
@@ -72,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     record = assemble(
         body,
         Options(declared_tools=None if args.tools is None else frozenset(args.tools),
-                strict=args.strict, limits=limits),
+                strict=args.strict, synthesize_ids=args.synthesize_ids, limits=limits),
         Provenance(request_id=args.request_id, session_id=args.session_id,
                    provider=args.provider, model=args.model),
     )

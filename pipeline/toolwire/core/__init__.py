@@ -23,7 +23,7 @@ def assemble(body: bytes | Iterable[bytes], options: Options | None = None,
              provenance: Provenance | None = None) -> Record:
     """Assemble a whole body (or its slices, in order) and decide its record."""
     options = options or Options()
-    asm = Assembler(options.limits)
+    asm = Assembler(options.limits, synthesize_ids=options.synthesize_ids)
     for piece in [body] if isinstance(body, bytes) else body:
         asm.feed(piece)
     return decide(asm, options, provenance)

@@ -14,14 +14,28 @@ from typing import Final
 
 import orjson
 
+from toolwire.core.completeness import Completeness
 from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize
 from toolwire.core.framing import Framer
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import REASONS
-from toolwire.core.wire import WireChunk, WireToolCall, diagnose, malformed, parse_chunk
+from toolwire.core.wire import (
+    CALL_FIELDS,
+    DONE_OBJECT,
+    ProviderError,
+    WireChunk,
+    WireToolCall,
+    diagnose,
+    malformed,
+    parse_chunk,
+    provider_error,
+    provider_error_event,
+)
 
-SNAPSHOT_VERSION = 1
+#: 2: calls keep their kind and provider fields, choices their refusal, the response its
+#: provider error. Version 1 is still read.
+SNAPSHOT_VERSION = 2
 
 log = logging.getLogger("toolwire.assembly")
 
@@ -43,10 +57,15 @@ def _diagnosed(chunk: WireChunk, payload: bytes) -> MalformedChunk | None:
     return None if why is None else malformed(payload, why)
 
 
+#: What fed a call: ``function.*`` (or nothing that says), or ``custom.*`` (freeform tools).
+FUNCTION, CUSTOM = 1, 2
+
+
 class Call:
     """One tool call: (choice, index) plus identity and the argument fragments so far."""
 
-    __slots__ = ("arguments_bytes", "choice", "fragments", "id", "index", "name")
+    __slots__ = ("arguments_bytes", "choice", "completeness", "fragments", "id", "index", "kind",
+                 "name", "provider_bytes", "provider_fields")
 
     def __init__(self, choice: int, index: int) -> None:
         self.choice = choice
@@ -55,6 +74,13 @@ class Call:
         self.name: str | None = None
         self.fragments: list[str] = []
         self.arguments_bytes = 0
+        self.kind = FUNCTION
+        #: Call-level fields the wire does not define (``extra_content``...): last non-null.
+        self.provider_fields: dict[str, object] | None = None
+        #: Compact JSON size of each provider field, to bound them all together.
+        self.provider_bytes: dict[str, int] | None = None
+        #: Built when first asked (see :meth:`arguments_complete`); never serialized.
+        self.completeness: Completeness | None = None
 
     @property
     def arguments(self) -> str:
@@ -62,15 +88,28 @@ class Call:
             self.fragments = ["".join(self.fragments)]
         return self.fragments[0] if self.fragments else ""
 
+    @property
+    def type(self) -> str:
+        return "custom" if self.kind == CUSTOM else "function"
+
+    def arguments_complete(self) -> bool:
+        """Whether the arguments so far are one complete JSON value (asked off the hot path)."""
+        if self.completeness is None:
+            self.completeness = Completeness()
+        return self.completeness.complete(self.arguments)
+
 
 class Choice:
     """Per-choice text, finish reason and the map from wire index to call index."""
 
-    __slots__ = ("content", "finish_reason", "highest_index", "reasoning", "wire_index")
+    __slots__ = ("content", "finish_reason", "highest_index", "reasoning", "refusal",
+                 "wire_index")
 
     def __init__(self) -> None:
         self.content: list[str] = []
         self.reasoning: list[str] = []
+        #: ``delta.refusal`` (OpenAI structured outputs): the model declined; not an empty answer.
+        self.refusal: list[str] = []
         self.finish_reason: str | None = None
         #: Wire ``index`` → the call it currently feeds (another call than the index names after
         #: an index-reuse split, where a provider reuses ``index: 0`` for a new parallel call).
@@ -83,6 +122,9 @@ class Assembler:
     """Feed it the body of one response, slice by slice; then ask :mod:`toolwire.core.decide`."""
 
     limits: Limits = field(default_factory=Limits)
+    #: Synthesis of missing ids is on (``Options.synthesize_ids``): a call without an id is
+    #: then also split when its name comes again with new arguments after complete ones.
+    synthesize_ids: bool = False
     framer: Framer = field(init=False)
     choices: dict[int, Choice] = field(default_factory=dict)
     calls: dict[tuple[int, int], Call] = field(default_factory=dict)
@@ -94,13 +136,18 @@ class Assembler:
     body_bytes: int = 0
     #: Set when the response is already known to be a dead letter; later input is ignored.
     failure: DeadLetter | None = None
+    #: The provider reported an error inside the stream (it ended the response there).
+    error: ProviderError | None = None
+    #: A chunk ended the body (``chat.completion.done``, an error): the framer is closed.
+    ended: bool = False
 
     def __post_init__(self) -> None:
         self.framer = Framer(self.limits.max_line_bytes)
 
     @property
     def done(self) -> bool:
-        """``data: [DONE]`` was seen."""
+        """The body ended explicitly: ``data: [DONE]``, a ``chat.completion.done`` chunk or a
+        provider error."""
         return self.framer.done
 
     def feed(self, data: bytes) -> None:
@@ -112,7 +159,11 @@ class Assembler:
             if self.body_bytes > self.limits.max_response_bytes:
                 raise Oversize(
                     f"the response is larger than {self.limits.max_response_bytes} bytes")
-            for payload in self.framer.feed(data):
+            framer = self.framer
+            for payload in framer.feed(data):
+                if type(payload) is not bytes:  # ``event: error``: it ends the response
+                    self._end_with(provider_error_event(payload))
+                    break
                 chunk = parse_chunk(payload)
                 try:
                     self._apply(chunk)  # the hot path: no wrapper call per chunk
@@ -120,6 +171,8 @@ class Assembler:
                     if (failure := _diagnosed(chunk, payload)) is None:
                         raise  # not a shape fault: handled as an internal error below
                     raise failure from exc
+                if self.ended:  # the chunk itself ended the body: the rest is not read
+                    break
         except DeadLetter as failure:
             self.failure = failure
         except Exception as exc:
@@ -138,8 +191,15 @@ class Assembler:
             raise ValueError("only a failed response may skip input")
         self.body_bytes += size
 
+    def _end_with(self, error: ProviderError | None) -> None:
+        """The wire ended the response inside the body: nothing after this is read."""
+        if error is not None and self.error is None:
+            self.error = error
+        self.framer.close()
+        self.ended = True
+
     def end(self) -> bool:
-        """The body ended; whether it ended with ``[DONE]``."""
+        """The body ended; whether it ended explicitly (see :attr:`done`)."""
         if self.failure is not None:
             return self.framer.done
         return self.framer.finish()
@@ -174,6 +234,15 @@ class Assembler:
                 except TypeError:
                     raise malformed(chunk, "'usage' is nested too deeply to carry") from None
             self.usage = usage
+        error = chunk.get("error")
+        if error is not None:
+            # OpenRouter puts an error object into an ordinary chunk, even after a finish
+            # reason; the chunk's own choices still count, then the response ends.
+            self.error = self.error or provider_error(error)
+        if chunk.get("object") == DONE_OBJECT or error is not None:
+            # Perplexity ends with a ``chat.completion.done`` chunk and never sends [DONE].
+            self.framer.close()
+            self.ended = True
         choices = chunk.get("choices")
         if not choices:
             if choices is not None and type(choices) is not list:
@@ -198,13 +267,17 @@ class Assembler:
                 if delta is not None and type(delta) is not dict:
                     raise malformed(chunk, "'delta' is not an object")
                 continue
-            content = delta.get("content")
-            if content and type(content) is str:
-                choice.content.append(content)
-            reasoning = delta.get("reasoning_content")
-            if reasoning and type(reasoning) is str:
-                choice.reasoning.append(reasoning)
             tool_calls = delta.get("tool_calls")
+            if tool_calls is None or len(delta) > 1:  # an argument fragment has nothing else
+                content = delta.get("content")
+                if content and type(content) is str:
+                    choice.content.append(content)
+                reasoning = delta.get("reasoning_content")
+                if reasoning and type(reasoning) is str:
+                    choice.reasoning.append(reasoning)
+                refusal = delta.get("refusal")
+                if refusal and type(refusal) is str:
+                    choice.refusal.append(refusal)
             if tool_calls:
                 for call_position, entry in enumerate(tool_calls):
                     self._apply_call(chunk, index, choice, call_position, entry)
@@ -215,9 +288,13 @@ class Assembler:
                     entry: WireToolCall) -> None:
         repairs = self.repairs
         wire_index = entry.get("index")
+        # An argument fragment ({index, function}) is most of a stream: only other entries
+        # can mention a custom tool or carry provider fields.
+        plain = len(entry) == 2
         if wire_index is None:
             wire_index = position
             repairs[INDEX_FALLBACKS] += 1
+            plain = False
         elif type(wire_index) is not int or wire_index < 0:
             raise malformed(chunk, "a tool call 'index' is not a non-negative integer")
         function = entry.get("function")
@@ -229,6 +306,15 @@ class Assembler:
             arguments = None
         else:
             raise malformed(chunk, "'function' is not an object")
+        plain = plain and function is not None
+        fed_custom = False
+        if not plain:
+            custom = entry.get("custom")
+            if custom is not None or entry.get("type") == "custom":
+                fed_custom = self._feeds_custom(chunk, custom, entry, offered_name, arguments)
+                if fed_custom and custom is not None:
+                    offered_name = custom.get("name", ABSENT)
+                    arguments = custom.get("input")
         offered_id = entry.get("id", ABSENT)
         call = choice.wire_index.get(wire_index)
         if call is None:
@@ -236,13 +322,24 @@ class Assembler:
             if (choice_index, call_index) in self.calls:  # taken by an index-reuse split
                 call_index = choice.highest_index + 1
             call = self._new_call(choice_index, choice, wire_index, call_index)
-        elif (call.fragments and offered_id != call.id and offered_name != call.name
-                and call.id and call.name
-                and accept_identity(offered_id) and accept_identity(offered_name)):
-            # Ollama reuses index 0 for parallel calls: a whole new identity after arguments
-            # began is a new call, not a rename of the old one.
+        elif (((offered_id is not ABSENT and offered_id != call.id and call.id is not None
+                and accept_identity(offered_id))
+               or (call.id is None and self.synthesize_ids and arguments
+                   and offered_name == call.name and call.name is not None))
+              and self._starts_new_call(call, offered_name, arguments)):
+            # Off the hot path: only a different id, or (synthesis on) an id-less call's name
+            # again with new arguments, can start another call on this index.
             repairs[INDEX_REUSE_SPLITS] += 1
             call = self._new_call(choice_index, choice, wire_index, choice.highest_index + 1)
+        if fed_custom:
+            if call.kind != CUSTOM:
+                if call.fragments or call.name is not None:  # fed by ``function`` so far
+                    raise malformed(chunk, f"call {call.index} of choice {choice_index} is fed "
+                                           "both 'function' and 'custom'")
+                call.kind = CUSTOM
+        elif call.kind == CUSTOM and (arguments or accept_identity(offered_name)):
+            raise malformed(chunk, f"call {call.index} of choice {choice_index} is fed both "
+                                   "'custom' and 'function'")
         if offered_id is not ABSENT:
             call.id = settle_identity(call.id, offered_id, repairs)
         if offered_name is not ABSENT:
@@ -256,7 +353,71 @@ class Assembler:
                                f"{self.limits.max_arguments_bytes} bytes of arguments")
             call.fragments.append(arguments)
         elif arguments is not None and arguments != "":
-            raise malformed(chunk, "'function.arguments' is not a string")
+            raise malformed(chunk, "'custom.input' is not a string" if fed_custom
+                            else "'function.arguments' is not a string")
+        if not plain and not CALL_FIELDS.issuperset(entry):
+            self._keep_provider_fields(chunk, call, entry)
+
+    def _feeds_custom(self, chunk: WireChunk, custom: object, entry: WireToolCall,
+                      offered_name: object, arguments: object) -> bool:
+        """Whether an entry that mentions ``custom`` feeds a custom (freeform) tool call.
+
+        Gateways echo an empty ``custom: {}`` on ordinary function deltas: that changes
+        nothing. Only ``type: "custom"`` or a string ``custom.name``/``custom.input`` does.
+        """
+        if custom is not None and type(custom) is not dict:
+            raise malformed(chunk, "'custom' is not an object")
+        if not (entry.get("type") == "custom" or (
+                custom is not None and (type(custom.get("name")) is str
+                                        or type(custom.get("input")) is str))):
+            return False
+        if arguments or accept_identity(offered_name):
+            raise malformed(chunk, "a tool call is fed both 'function' and 'custom'")
+        return True
+
+    def _starts_new_call(self, call: Call, offered_name: object, arguments: object) -> bool:
+        """Whether a delta on an index already in use is the head of another call.
+
+        Providers reuse ``index: 0`` for every parallel call (LiteLLM's ollama_chat, several
+        OpenRouter engines), with the same name or another: merged, two calls would run as
+        one with both calls' arguments. A call whose arguments are one complete JSON value
+        is over, so a different id that brings a name or arguments starts the next one;
+        until then a different id is a conflict (LM Studio sends a new id on every delta of
+        one call). A whole new identity (id and name) after arguments began splits too.
+        """
+        brings = accept_identity(offered_name) or bool(arguments)
+        if call.id is None:  # synthesis on: the same name with new arguments
+            return call.arguments_complete()
+        if not brings:
+            return False
+        if (call.fragments and call.name is not None and accept_identity(offered_name)
+                and offered_name != call.name):
+            return True
+        return call.arguments_complete()
+
+    def _keep_provider_fields(self, chunk: WireChunk, call: Call, entry: WireToolCall) -> None:
+        """Keep what the next turn needs (Gemini 3's thought signature, in ``extra_content``)."""
+        fields = call.provider_fields
+        sizes = call.provider_bytes
+        for key, value in entry.items():
+            if key in CALL_FIELDS or value is None:
+                continue
+            try:
+                # Written back out later, so it must be writable: orjson reads nesting deeper
+                # than it writes (two levels of margin, as for usage).
+                size = len(orjson.dumps([[value]])) - 4 + len(key) + 4
+            except TypeError:
+                raise malformed(chunk, f"tool call field {key!r} is nested too deeply to "
+                                       "carry") from None
+            if fields is None or sizes is None:
+                fields = call.provider_fields = {}
+                sizes = call.provider_bytes = {}
+            fields[key] = value
+            sizes[key] = size
+            if sum(sizes.values()) > self.limits.max_provider_fields_bytes:
+                raise Oversize(f"call {call.index} of choice {call.choice} has more than "
+                               f"{self.limits.max_provider_fields_bytes} bytes of provider "
+                               "fields")
 
     def _new_call(self, choice_index: int, choice: Choice, wire_index: int, index: int) -> Call:
         if len(self.calls) >= self.limits.max_calls:
@@ -276,11 +437,16 @@ class Assembler:
             "framer": self.framer.snapshot(),
             "choices": [
                 [i, "".join(c.content), "".join(c.reasoning), c.finish_reason,
-                 [[w, call.index] for w, call in c.wire_index.items()], c.highest_index]
+                 [[w, call.index] for w, call in c.wire_index.items()], c.highest_index,
+                 "".join(c.refusal)]
                 for i, c in self.choices.items()
             ],
-            "calls": [[c.choice, c.index, c.id, c.name, c.arguments, c.arguments_bytes]
+            "calls": [[c.choice, c.index, c.id, c.name, c.arguments, c.arguments_bytes, c.kind,
+                       c.provider_fields]
                       for c in self.calls.values()],
+            "error": None if self.error is None
+            else [self.error.code, self.error.message, self.error.retryable],
+            "synthesize_ids": self.synthesize_ids,
             "repairs": self.repairs,
             "usage": self.usage,
             "model": self.model,
@@ -295,27 +461,39 @@ class Assembler:
     @classmethod
     def restore(cls, snapshot: bytes, limits: Limits | None = None) -> Assembler:
         state = orjson.loads(snapshot)
-        if state.get("v") != SNAPSHOT_VERSION:
+        if state.get("v") not in (1, SNAPSHOT_VERSION):
             raise ValueError(f"unknown assembler snapshot version {state.get('v')!r}")
-        asm = cls(limits or Limits())
+        asm = cls(limits or Limits(), synthesize_ids=bool(state.get("synthesize_ids")))
         asm.framer = Framer.restore(state["framer"], asm.limits.max_line_bytes)
         wire_indexes: dict[int, list[list[int]]] = {}
-        for i, content, reasoning, finish, wire_index, highest in state["choices"]:
+        for i, content, reasoning, finish, wire_index, highest, *more in state["choices"]:
             choice = asm.choices[i] = Choice()
             choice.content = [content] if content else []
             choice.reasoning = [reasoning] if reasoning else []
+            choice.refusal = [more[0]] if more and more[0] else []
             choice.finish_reason = finish
             choice.highest_index = highest
             wire_indexes[i] = wire_index
-        for choice_index, index, call_id, name, arguments, arguments_bytes in state["calls"]:
+        for choice_index, index, call_id, name, arguments, arguments_bytes, *more in \
+                state["calls"]:
             call = Call(choice_index, index)
             call.id, call.name = call_id, name
             call.fragments = [arguments] if arguments else []
             call.arguments_bytes = arguments_bytes
+            if more:
+                call.kind, fields = more
+                if fields:
+                    call.provider_fields = fields
+                    call.provider_bytes = {k: len(orjson.dumps(v)) + len(k) + 4
+                                           for k, v in fields.items()}
             asm.calls[(choice_index, index)] = call
         for i, pairs in wire_indexes.items():
             asm.choices[i].wire_index = {w: asm.calls[(i, c)] for w, c in pairs}
-        asm.repairs = list(state["repairs"])
+        # Version 1 counted fewer repairs: the ones added since start at zero.
+        asm.repairs = [*state["repairs"], 0, 0, 0][:len(Repair)]
+        if state.get("error") is not None:
+            code, message, retryable = state["error"]
+            asm.error = ProviderError(code, message, retryable)
         asm.usage = state["usage"]
         asm.model = state["model"]
         asm.response_id = state["response_id"]

@@ -8,8 +8,9 @@ a ``length`` truncation is reported as truncated, never as a failure or a retry)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Final, Literal
 
 import orjson
 
@@ -30,6 +31,10 @@ Record = Decision
 
 #: Finish reasons after which the calls of a choice may be executed.
 EXECUTABLE_FINISH = frozenset({"stop", "tool_calls"})
+#: The prefix of a synthesized call id: recognizable in any log or session store.
+SYNTHESIZED_PREFIX: Final = "call_tw_"
+#: Synthesized ids of one response: (choice, index) → id.
+Synthesized = dict[tuple[int, int], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,8 @@ class Options:
     declared_tools: frozenset[str] | None = None
     #: Dead-letter any identity conflict instead of letting the last non-empty value win.
     strict: bool = False
+    #: A call that ends without an id gets a deterministic one (``id_synthesized: true``).
+    synthesize_ids: bool = False
     limits: Limits = field(default_factory=Limits)
 
 
@@ -51,6 +58,9 @@ class Provenance:
     session_id: str | None = None
     provider: str | None = None
     model: str | None = None
+    #: The request's declared tool names (``None``: it declared none), kept in a dead letter
+    #: so that a replay checks the same tools.
+    declared_tools: frozenset[str] | None = None
 
 
 def _arguments_json(arguments: str) -> bool:
@@ -63,15 +73,39 @@ def _arguments_json(arguments: str) -> bool:
     return True
 
 
-def call_record(call: Call) -> CallRecord:
+def synthesized_id(seed: str, choice: int, index: int) -> str:
+    """The id of a call its provider never gave one: the same for the same request, choice
+    and call on every replay and after any crash, and distinct per call."""
+    digest = hashlib.sha256(f"toolwire/call-id/{seed}/{choice}/{index}".encode()).hexdigest()
+    return SYNTHESIZED_PREFIX + digest[:24]
+
+
+def synthesize(asm: Assembler, provenance: Provenance) -> Synthesized:
+    """Ids for the calls that end without one, seeded by the request id (offline: the
+    response id). A name is never made up."""
+    seed = provenance.request_id or asm.response_id or ""
+    return {key: synthesized_id(seed, *key) for key, call in asm.calls.items() if not call.id}
+
+
+def call_record(call: Call, synthesized: Synthesized | None = None) -> CallRecord:
     arguments = call.arguments
-    return {"choice": call.choice, "index": call.index, "id": call.id, "name": call.name,
-            "arguments": arguments, "arguments_json": _arguments_json(arguments)}
+    record: CallRecord = {"choice": call.choice, "index": call.index, "id": call.id,
+                          "name": call.name, "type": call.type, "arguments": arguments,
+                          "arguments_json": _arguments_json(arguments)}
+    if call.provider_fields:
+        record["provider_fields"] = call.provider_fields
+    if synthesized and not call.id:
+        made = synthesized.get((call.choice, call.index))
+        if made is not None:
+            record["id"] = made
+            record["id_synthesized"] = True
+    return record
 
 
-def missing_identity(call: Call) -> list[Literal["id", "name"]]:
+def missing_identity(call: Call, synthesized: Synthesized | None = None
+                     ) -> list[Literal["id", "name"]]:
     missing: list[Literal["id", "name"]] = []
-    if not call.id:
+    if not call.id and not (synthesized and (call.choice, call.index) in synthesized):
         missing.append("id")
     if not call.name:
         missing.append("name")
@@ -79,11 +113,13 @@ def missing_identity(call: Call) -> list[Literal["id", "name"]]:
 
 
 def dead_letter(asm: Assembler, provenance: Provenance, reason: Reason,
-                detail: str) -> DeadLetterDecision:
+                detail: str, synthesized: Synthesized | None = None) -> DeadLetterDecision:
     """The decision that a whole response is a dead letter, with everything known of it."""
     first = asm.choices.get(0)
-    calls: list[DeadLetterCall] = [{**call_record(c), "missing": missing_identity(c)}
-                                   for c in asm.calls.values()]
+    calls: list[DeadLetterCall] = [
+        {**call_record(c, synthesized), "missing": missing_identity(c, synthesized)}
+        for c in asm.calls.values()]
+    declared = provenance.declared_tools
     return {
         "outcome": "dead_letter",
         "request_id": provenance.request_id,
@@ -94,12 +130,13 @@ def dead_letter(asm: Assembler, provenance: Provenance, reason: Reason,
         "finish_reason": None if first is None else first.finish_reason,
         "finish_reasons": _finish_reasons(asm),
         "usage": asm.usage,
-        "repairs": _repairs(asm),
+        "repairs": _repairs(asm, synthesized),
         "chunks": asm.chunks,
         "bytes": asm.body_bytes,
         "reason": reason,
         "detail": detail,
         "calls": calls,
+        "declared_tools": None if declared is None else sorted(declared),
     }
 
 
@@ -107,8 +144,11 @@ def _finish_reasons(asm: Assembler) -> dict[str, str | None]:
     return {str(i): c.finish_reason for i, c in sorted(asm.choices.items())}
 
 
-def _repairs(asm: Assembler) -> dict[str, int]:
-    return dict(zip(REPAIR_NAMES, asm.repairs, strict=True))
+def _repairs(asm: Assembler, synthesized: Synthesized | None = None) -> dict[str, int]:
+    repairs = dict(zip(REPAIR_NAMES, asm.repairs, strict=True))
+    if synthesized:
+        repairs["ids_synthesized"] = len(synthesized)
+    return repairs
 
 
 def decide(asm: Assembler, options: Options | None = None,
@@ -117,6 +157,8 @@ def decide(asm: Assembler, options: Options | None = None,
     """Close the response and return its record (``outcome`` says which kind)."""
     options = options or Options()
     provenance = provenance or Provenance()
+    if provenance.declared_tools is None and options.declared_tools is not None:
+        provenance = replace(provenance, declared_tools=options.declared_tools)
     done = asm.end() if ended_with_done is None else ended_with_done
     if asm.failure is not None:
         return dead_letter(asm, provenance, asm.failure.reason, asm.failure.detail)
@@ -127,7 +169,16 @@ def decide(asm: Assembler, options: Options | None = None,
     truncated = False
     error_code: str | None = None
     withheld_choices: set[int] = set()
+    error = asm.error
     for index, choice in sorted(asm.choices.items()):
+        if error is not None:  # a provider error ends every choice: nothing may run
+            withheld_choices.add(index)
+            continue
+        if choice.refusal:  # the model declined: not an answer to act on, not a retry
+            withheld_choices.add(index)
+            if error_code is None:
+                error_code = "REFUSAL"
+            continue
         finish = choice.finish_reason
         if finish is None or finish in EXECUTABLE_FINISH:
             continue
@@ -136,33 +187,38 @@ def decide(asm: Assembler, options: Options | None = None,
             truncated = True
         elif error_code is None:
             error_code = finish.upper()
-    if truncated:
+    if truncated and error_code != "REFUSAL":
         error_code = None
+    retryable = False
+    if error is not None:
+        error_code, retryable = error.code, error.retryable
 
+    synthesized = synthesize(asm, provenance) if options.synthesize_ids else None
     executable = [c for c in asm.calls.values() if c.choice not in withheld_choices]
-    lacking = [c for c in executable if missing_identity(c)]
+    lacking = [c for c in executable if missing_identity(c, synthesized)]
     if lacking:
         detail = "; ".join(
-            f"call {c.index} of choice {c.choice} has no {' or '.join(missing_identity(c))}"
+            f"call {c.index} of choice {c.choice} has no "
+            f"{' or '.join(missing_identity(c, synthesized))}"
             for c in lacking)
-        return dead_letter(asm, provenance, "missing_identity", detail)
+        return dead_letter(asm, provenance, "missing_identity", detail, synthesized)
     if options.declared_tools is not None:
         unknown = [c for c in executable if c.name not in options.declared_tools]
         if unknown:
             names = ", ".join(repr(c.name) for c in unknown)
             return dead_letter(asm, provenance, "unknown_tool",
-                               f"not among the declared tools: {names}")
+                               f"not among the declared tools: {names}", synthesized)
     conflicts = asm.repairs[Repair.IDENTITY_CONFLICTS]
     if options.strict and conflicts:
         return dead_letter(asm, provenance, "identity_conflict",
                            f"{conflicts} identity value(s) replaced by a different one "
-                           "(strict mode)")
+                           "(strict mode)", synthesized)
 
     first = asm.choices.get(0)
     content = "".join(first.content) if first and first.content else None
     reasoning = "".join(first.reasoning) if first and first.reasoning else None
+    refusal = "".join(first.refusal) if first and first.refusal else None
     finish_reason = None if first is None else first.finish_reason
-    retryable = False
     if (not asm.calls and content is None and reasoning is None and error_code is None
             and not truncated and finish_reason in (None, "stop")):
         error_code = "EMPTY_RESPONSE"
@@ -177,20 +233,23 @@ def decide(asm: Assembler, options: Options | None = None,
         "finish_reason": finish_reason,
         "finish_reasons": _finish_reasons(asm),
         "usage": asm.usage,
-        "repairs": _repairs(asm),
+        "repairs": _repairs(asm, synthesized),
         "chunks": asm.chunks,
         "bytes": asm.body_bytes,
         "truncated": truncated,
         "error_code": error_code,
+        "error_message": None if error is None else error.message,
         "retryable": retryable,
         "content": content,
         "reasoning": reasoning,
+        "refusal": refusal,
         "choices": [{"choice": i, "finish_reason": c.finish_reason,
                      "content": "".join(c.content) or None,
-                     "reasoning": "".join(c.reasoning) or None}
+                     "reasoning": "".join(c.reasoning) or None,
+                     "refusal": "".join(c.refusal) or None}
                     for i, c in sorted(asm.choices.items())],
-        "tool_calls": [call_record(c) for c in executable],
-        "withheld_tool_calls": [call_record(c) for c in asm.calls.values()
+        "tool_calls": [call_record(c, synthesized) for c in executable],
+        "withheld_tool_calls": [call_record(c, synthesized) for c in asm.calls.values()
                                 if c.choice in withheld_choices],
     }
     return record

@@ -16,11 +16,21 @@ BOM: Final = b"\xef\xbb\xbf"
 DONE: Final = b"[DONE]"
 
 
+class ErrorEvent(bytes):
+    """The data of an event named ``error`` (``event: error``): a provider error, not a chunk.
+
+    Groq ends a failed tool call with such a frame instead of ``[DONE]``. Marking the payload by
+    its type keeps the framer's output a list of bytes on the hot path (one ``type`` check).
+    """
+
+    __slots__ = ()
+
+
 class Framer:
     """Turns body slices into SSE event payloads (the joined ``data:`` lines of each event)."""
 
-    __slots__ = ("_data", "_data_len", "_head", "_max_line", "_skip_lf", "_tail", "_tail_len",
-                 "done")
+    __slots__ = ("_data", "_data_len", "_event", "_head", "_max_line", "_skip_lf", "_tail",
+                 "_tail_len", "done")
 
     def __init__(self, max_line_bytes: int) -> None:
         self._max_line = max_line_bytes
@@ -34,7 +44,9 @@ class Framer:
         self._skip_lf = False
         #: Bytes seen before the BOM check could decide (``None`` once decided).
         self._head: bytes | None = b""
-        #: ``data: [DONE]`` was seen; everything after it is ignored.
+        #: The ``event:`` name of the event being read, when it has one.
+        self._event: bytes | None = None
+        #: The body ended explicitly (``data: [DONE]``, or :meth:`close`); the rest is ignored.
         self.done = False
 
     def feed(self, data: bytes) -> list[bytes]:
@@ -88,6 +100,7 @@ class Framer:
         data = self._data
         data_len = self._data_len
         limit = self._max_line
+        event = self._event
         for line in lines:
             if not line:
                 if data:
@@ -95,11 +108,13 @@ class Framer:
                     data.clear()
                     data_len = 0
                     if payload == DONE:
-                        self.done = True
-                        self._tail = []
-                        self._tail_len = 0
+                        self.close()
+                        event = None
                         break
+                    if event is not None and event == b"error":
+                        payload = ErrorEvent(payload)
                     events.append(payload)
+                event = None
                 continue
             if line[:6] == b"data: ":  # the common case first: one slice, not two
                 value = line[6:]
@@ -108,14 +123,28 @@ class Framer:
             else:
                 if len(line) > limit:
                     raise Oversize(f"an SSE line is longer than {limit} bytes")
-                # Comments (":"), "event:", "id:", "retry:", unknown fields: nothing we use.
+                if line[:6] == b"event:":
+                    # Only the name "error" matters (a provider error frame); the chunks
+                    # themselves are told apart by their JSON, never by the event name.
+                    event = line[6:].strip()
+                # Comments (":"), "id:", "retry:", unknown fields: nothing we use.
                 continue
             data_len += len(value) + 1
             if data_len > limit:
                 raise Oversize(f"an SSE event's data is longer than {limit} bytes")
             data.append(value)
         self._data_len = data_len
+        self._event = event
         return events
+
+    def close(self) -> None:
+        """End the body here (an explicit end the wire sent): later input is ignored."""
+        self.done = True
+        self._tail = []
+        self._tail_len = 0
+        self._data = []
+        self._data_len = 0
+        self._event = None
 
     def pending(self) -> bool:
         """Whether bytes of an unfinished event are held (the body ended mid-event)."""
@@ -150,11 +179,13 @@ class Framer:
             self._skip_lf,
             None if self._head is None else self._head.decode("latin-1"),
             self.done,
+            None if self._event is None else self._event.decode("latin-1"),
         ]
 
     @classmethod
     def restore(cls, state: list[object], max_line_bytes: int) -> Framer:
-        tail, data, skip_lf, head, done = state
+        tail, data, skip_lf, head, done, *rest = state
+        event = rest[0] if rest else None  # state written before event names were kept
         assert isinstance(tail, str) and isinstance(data, list)
         framer = cls(max_line_bytes)
         if tail:
@@ -165,4 +196,5 @@ class Framer:
         framer._skip_lf = bool(skip_lf)
         framer._head = None if head is None else str(head).encode("latin-1")
         framer.done = bool(done)
+        framer._event = None if event is None else str(event).encode("latin-1")
         return framer

@@ -31,6 +31,8 @@ class Repair(IntEnum):
     IDENTITY_CONFLICTS = 4
     INDEX_FALLBACKS = 5
     INDEX_REUSE_SPLITS = 6
+    #: A call that ended without an id was given a deterministic one (opt-in, see ``decide``).
+    IDS_SYNTHESIZED = 7
 
 
 REPAIR_NAMES: Final = tuple(r.name.lower() for r in Repair)

@@ -22,6 +22,9 @@ class Limits:
     max_line_bytes: int = 4 * MiB
     #: Arguments of one call (UTF-8 bytes).
     max_arguments_bytes: int = 4 * MiB
+    #: Provider fields of one call (``extra_content``, ``provider_specific_fields``...), as
+    #: compact JSON bytes, all fields together.
+    max_provider_fields_bytes: int = 64 * 1024
     #: Calls of one response, all choices together.
     max_calls: int = 128
     #: Choices of one response (``n`` in the request).

@@ -30,8 +30,15 @@ class CallRecord(TypedDict):
     index: int
     id: str | None
     name: str | None
+    #: ``function`` (JSON arguments) or ``custom`` (a freeform tool: ``arguments`` is its input).
+    type: str
     arguments: str
     arguments_json: bool
+    #: Call-level fields the wire does not define, verbatim (``extra_content``: Gemini 3's
+    #: thought signature, which the next turn must send back); absent when there are none.
+    provider_fields: NotRequired[dict[str, object]]
+    #: The provider sent no id: Toolwire made a deterministic one (opt-in); absent otherwise.
+    id_synthesized: NotRequired[bool]
 
 
 class DeadLetterCall(CallRecord):
@@ -44,6 +51,7 @@ class ChoiceRecord(TypedDict):
     finish_reason: str | None
     content: str | None
     reasoning: str | None
+    refusal: str | None
 
 
 class _Response(TypedDict):
@@ -68,9 +76,13 @@ class AssembledRecord(_Response):
     outcome: Literal["assembled"]
     truncated: bool
     error_code: str | None
+    #: The message of a provider error inside the stream (``error_code`` is then its code).
+    error_message: str | None
     retryable: bool
     content: str | None
     reasoning: str | None
+    #: Choice 0's refusal (``error_code`` ``REFUSAL``): the model declined, do not retry.
+    refusal: str | None
     choices: list[ChoiceRecord]
     tool_calls: list[CallRecord]
     withheld_tool_calls: list[CallRecord]
@@ -100,6 +112,8 @@ class DeadLetterDecision(TypedDict):
     bytes: NotRequired[int]
     #: ``session_quarantined`` only: the record held back.
     held_record: NotRequired[AssembledRecord]
+    #: The request's declared tools (sorted; null: none declared), so a replay checks them.
+    declared_tools: NotRequired[list[str] | None]
 
 
 class ProvenanceRecord(TypedDict):

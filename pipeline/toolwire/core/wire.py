@@ -14,11 +14,20 @@ nothing else is rejected (a non-string ``content`` or ``finish_reason`` is simpl
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from dataclasses import dataclass
+from typing import Final, TypedDict, cast
 
 import orjson
 
 from toolwire.core.errors import MalformedChunk, excerpt
+
+#: The ``object`` of Perplexity's last chunk: an explicit end, as ``data: [DONE]`` is.
+DONE_OBJECT: Final = "chat.completion.done"
+#: The fields of a tool-call entry the assembler reads; any other is a provider field, kept
+#: verbatim for the next turn (Gemini 3's ``extra_content.google.thought_signature``).
+CALL_FIELDS: Final = frozenset({"index", "id", "type", "function", "custom"})
+#: A provider error message is cut to this many characters in the record.
+ERROR_MESSAGE_CHARS: Final = 1000
 
 
 class WireFunction(TypedDict, total=False):
@@ -26,17 +35,27 @@ class WireFunction(TypedDict, total=False):
     arguments: str | None
 
 
+class WireCustom(TypedDict, total=False):
+    """A custom (freeform) tool's delta: GPT-5's ``apply_patch`` and grammar tools."""
+
+    name: str | None
+    input: str | None
+
+
 class WireToolCall(TypedDict, total=False):
     index: int | None
     id: str | None
     type: str | None
     function: WireFunction | None
+    custom: WireCustom | None
 
 
 class WireDelta(TypedDict, total=False):
     role: str | None
     content: str | None
     reasoning_content: str | None
+    #: OpenAI structured outputs: the model's refusal (``content`` stays null).
+    refusal: str | None
     tool_calls: list[WireToolCall] | None
     #: Legacy single-call field; a stub of it rides along on some terminal chunks. Ignored.
     function_call: object
@@ -56,6 +75,54 @@ class WireChunk(TypedDict, total=False):
     model: str | None
     choices: list[WireChoice] | None
     usage: dict[str, object] | None
+    #: A provider error inside the stream (OpenRouter: ``{"code": 400, "message": ...}``).
+    error: object
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderError:
+    """An error the provider reported inside the stream; it ends the response."""
+
+    code: str
+    message: str | None
+    retryable: bool
+
+
+#: Words of an error code or type that mean "try again later": rate limits, overload, 5xx.
+_RETRYABLE_WORDS: Final = ("rate_limit", "overload", "server_error", "unavailable")
+
+
+def provider_error(error: object) -> ProviderError:
+    """Read an error object (or whatever the provider put under ``error``) into its code.
+
+    The code is the error's ``code``, else its ``type``, when a non-empty string (Groq:
+    ``tool_use_failed`` → ``TOOL_USE_FAILED``); anything else is ``PROVIDER_ERROR``. Only rate
+    limits, overload and 5xx are worth a retry.
+    """
+    fields = error if type(error) is dict else {"message": error}
+    code, kind, status = fields.get("code"), fields.get("type"), fields.get("status")
+    text = next((v for v in (code, kind) if type(v) is str and v), None)
+    message = fields.get("message")
+    numbers = [v for v in (code, status) if type(v) is int]
+    words = " ".join(v.lower() for v in (code, kind, status) if type(v) is str)
+    retryable = (any(n == 429 or 500 <= n <= 599 for n in numbers)
+                 or any(w in words for w in _RETRYABLE_WORDS))
+    return ProviderError(
+        code=text.upper() if text is not None else "PROVIDER_ERROR",
+        message=message[:ERROR_MESSAGE_CHARS] if type(message) is str else None,
+        retryable=retryable)
+
+
+def provider_error_event(data: bytes) -> ProviderError:
+    """The error of an ``event: error`` frame: its ``error`` object, or the data itself."""
+    data = bytes(data)  # orjson reads ``bytes`` itself, not a subclass (the framer's mark)
+    try:
+        body = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return provider_error(data.decode("utf-8", "replace"))
+    if type(body) is dict and type(body.get("error")) is dict:
+        return provider_error(body["error"])
+    return provider_error(body)
 
 
 def malformed(payload: bytes | WireChunk, why: str) -> MalformedChunk:
@@ -138,12 +205,13 @@ def _diagnose_call(call: object) -> str | None:
     index = call.get("index")
     if index is not None and not _is_index(index):
         return "a tool call 'index' is not a non-negative integer"
-    function = call.get("function")
-    if function is None:
-        return None
-    if type(function) is not dict:
-        return "'function' is not an object"
-    arguments = function.get("arguments")
-    if arguments is not None and type(arguments) is not str:
-        return "'function.arguments' is not a string"
+    for kind, text in (("function", "arguments"), ("custom", "input")):
+        fields = call.get(kind)
+        if fields is None:
+            continue
+        if type(fields) is not dict:
+            return f"'{kind}' is not an object"
+        value = fields.get(text)
+        if value is not None and type(value) is not str:
+            return f"'{kind}.{text}' is not a string"
     return None

@@ -8,7 +8,9 @@ Each capture is one function below that returns a :class:`Capture`: the raw HTTP
 streamed chat completion (Server-Sent Events, written byte-exact) and the subset of the
 assembler's record that it must produce.  The shapes come from
 ``shared/reference/provider-quirks.md`` (beside the repository); the comment on each case
-names the provider and the public report it reproduces.
+names the provider and the public report it reproduces.  The cases of the 2026 rules (same-index
+parallel calls, custom tools, provider fields, id synthesis, ends, refusals and provider errors)
+come from ``shared/reference/shapes-2026.md`` and follow the spec of those rules.
 
 Every expected value is written out by hand from the assembler spec (never computed by running
 ``toolwire``): the expectations are literals, not derived from the bodies.  The ``repairs``
@@ -17,6 +19,7 @@ counts are explained in the comment next to them, per entry and per field.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +36,7 @@ REPAIR_KEYS = (
     "identity_conflicts",
     "index_fallbacks",
     "index_reuse_splits",
+    "ids_synthesized",
 )
 
 DONE = "data: [DONE]\n\n"
@@ -55,13 +59,18 @@ class Capture:
     expect: dict[str, Any]
     declared_tools: list[str] | None = None
     strict: bool = False
+    synthesize_ids: bool = False
     name: str = ""
 
     def expectation(self) -> dict[str, Any]:
         return {
             "description": self.description,
             "source": self.source,
-            "options": {"declared_tools": self.declared_tools, "strict": self.strict},
+            "options": {
+                "declared_tools": self.declared_tools,
+                "strict": self.strict,
+                "synthesize_ids": self.synthesize_ids,
+            },
             "expect": self.expect,
         }
 
@@ -149,16 +158,35 @@ def call(
     name: str | None,
     arguments: str,
     arguments_json: bool,
+    type_: str = "function",
+    provider_fields: dict[str, Any] | None = None,
+    id_synthesized: bool = False,
 ) -> dict[str, Any]:
-    """An expected call object of the record."""
-    return {
+    """An expected call object of the record.
+
+    ``provider_fields`` and ``id_synthesized`` are record keys only when they apply (a call that
+    carried provider fields; a call whose id was synthesized).
+    """
+    entry: dict[str, Any] = {
         "choice": choice_index,
         "index": index,
         "id": call_id,
         "name": name,
+        "type": type_,
         "arguments": arguments,
         "arguments_json": arguments_json,
     }
+    if provider_fields is not None:
+        entry["provider_fields"] = provider_fields
+    if id_synthesized:
+        entry["id_synthesized"] = True
+    return entry
+
+
+def synthesized_id(seed: str, choice_index: int, index: int) -> str:
+    """The id the spec (§4) gives a call that ends without one, written out from its formula."""
+    text = f"toolwire/call-id/{seed}/{choice_index}/{index}"
+    return "call_tw_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
 def missing(entry: dict[str, Any], *fields: str) -> dict[str, Any]:
@@ -1209,6 +1237,9 @@ LMSTUDIO_IDS = (
 def lmstudio_new_id_per_delta() -> Capture:
     # LM Studio with Gemma (hermes-agent#106943): a new unique id on every delta of one call,
     # an empty name after the first, one argument character each.
+    # Re-checked against spec §1: before each new id the joined arguments ('{', '{"', ...,
+    # '{"path":"."') never parse as complete JSON, so every new id stays a conflict; the
+    # different-id-and-name exception needs a non-empty name, and the name is "".
     s = Stream("chatcmpl-r8y2c5f0k1m9q3t7w6z4", "google/gemma-3-12b", 1794654101)
     chars = '{"path":"."}'  # 12 characters, one per delta
     assert len(chars) == len(LMSTUDIO_IDS) == 12
@@ -1231,7 +1262,7 @@ def lmstudio_new_id_per_delta() -> Capture:
         source=f"LM Studio (Gemma): {HERMES_106943}",
         shape="LM Studio new id per delta",
         proves="one call, last id wins, each change counted as a conflict; no split "
-        "(the name is empty, so the Ollama split rule does not fire)",
+        "(the arguments stay incomplete JSON until the last delta, and the name is empty)",
         body=sse(*chunks),
         expect=assembled(
             finish_reason="tool_calls",
@@ -1256,6 +1287,8 @@ def _ollama_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
 @case
 def ollama_parallel_index_reuse() -> Capture:
     # Ollama (ollama#15457): parallel calls all reuse index 0, each with a new id and name.
+    # Re-checked against spec §1: still holds (each earlier call has an id and complete JSON
+    # arguments when the next id arrives; the names differ too, so the kept exception agrees).
     s = Stream("chatcmpl-412", "qwen3:8b", 1794654203, "fp_ollama")
     body = sse(
         s.chunk(
@@ -1317,9 +1350,14 @@ def ollama_parallel_index_reuse() -> Capture:
 
 @case
 def ollama_index_reuse_same_name() -> Capture:
-    # Ollama (ollama#15457): two parallel calls to the SAME function, both at index 0.  The split
-    # rule needs id AND name to differ, so by the spec they merge into one call: the second id
-    # replaces the first (a conflict), the name is a repeat and the arguments concatenate.
+    # Ollama (ollama#15457): two parallel calls to the SAME function, both at index 0.
+    # Re-checked against the 2026 rules (spec §1): this case CHANGED.  Before, the split needed
+    # id AND name to differ, so the two calls merged into one (conflict + repeat, arguments
+    # '{"city":"Paris"}{"city":"Berlin"}').  Now, at wire index 0 the current call has a
+    # non-empty id (call_m3n4o5p6) and arguments that parse as one complete JSON value
+    # ('{"city":"Paris"}'), and the second entry carries a different non-empty id together with
+    # a non-empty name: it starts a NEW call at index highest(0)+1 = 1, whatever its name.  Its
+    # id and name are the first values of the new call: no conflict, no repeat counted.
     s = Stream("chatcmpl-733", "qwen3:8b", 1794654290, "fp_ollama")
     body = sse(
         s.chunk(
@@ -1347,26 +1385,21 @@ def ollama_index_reuse_same_name() -> Capture:
         s.chunk(ollama_choice({"role": "assistant", "content": ""}, "tool_calls")),
     )
     return Capture(
-        description="Two calls to one function both at index 0: no split, merged (spec limit).",
+        description="Two calls to one function both at index 0: split after complete arguments.",
         source=f"Ollama: {OLLAMA_15457}",
         shape="Ollama index 0 reuse with the same name",
-        proves="the split needs both id and name to differ; otherwise last id wins, "
-        "arguments concatenate (not JSON)",
+        proves="a new id after complete JSON arguments starts a new call even with the same name "
+        "(2026 rule §1; before, the calls merged)",
         body=body,
         expect=assembled(
             finish_reason="tool_calls",
             tool_calls=[
-                call(
-                    0,
-                    0,
-                    "call_q7r8s9t0",
-                    "get_weather",
-                    '{"city":"Paris"}{"city":"Berlin"}',
-                    False,
-                )
+                call(0, 0, "call_m3n4o5p6", "get_weather", '{"city":"Paris"}', True),
+                call(0, 1, "call_q7r8s9t0", "get_weather", '{"city":"Berlin"}', True),
             ],
-            # 2nd entry: id differs -> 1 conflict; name equal -> 1 repeated
-            repairs=repairs(identity_conflicts=1, identity_repeated=1),
+            # 2nd entry: new id after complete arguments -> 1 split; its id and name are the
+            # new call's first values -> nothing else counted
+            repairs=repairs(index_reuse_splits=1),
             chunks=3,
         ),
     )
@@ -1709,6 +1742,10 @@ def proxy_missing_index_parallel() -> Capture:
 def proxy_missing_index_sequential() -> Capture:
     # Corporate proxy (template-repo): calls sent one after the other, no index on any entry, so
     # every entry falls back to position 0; the second call splits off like Ollama's reuse.
+    # Re-checked against spec §1: still holds.  At chunk 3 the call at wire index 0 has id a and
+    # arguments '{"city": "Oslo"}' (complete JSON), and the entry carries a different id b with
+    # a non-empty name -> a new call at index 1 (both the new rule and the kept exception fire;
+    # it is one split).  Chunk 4 (fallback wire index 0) then feeds the new call.
     s = Stream("chatcmpl-proxy-9e7c5a3b1d0f", "claude-sonnet-4", 1794655070)
     a, b = "toolu_01E2fG5hJ8kL1mN4pQ7rS0tV", "toolu_01W3xY6zA9bC2dE5fG8hJ1kL"
     body = sse(
@@ -2533,6 +2570,1674 @@ def utf8_bom() -> Capture:
         body=b"\xef\xbb\xbf" + sse(*_framing_stream(s)),
         expect=assembled(
             finish_reason="tool_calls", tool_calls=[_FRAMING_CALL], repairs=repairs(), chunks=3
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# 2026 rules: same-index parallel calls (spec §1)
+# --------------------------------------------------------------------------------------------
+
+# References from shapes-2026.md.
+SHAPES = "shapes-2026.md"
+LITELLM_37792 = "https://github.com/BerriAI/litellm/issues/37792"
+HASS_LOCAL_92 = f"hass_local_openai_llm #92 ({SHAPES})"
+CYBERSTRIKE_231 = f"CyberStrikeAI #231 ({SHAPES})"
+AGNO_8880 = f"agno #8880 ({SHAPES})"
+VLLM_51697 = "https://github.com/vllm-project/vllm/issues/51697"
+OPENAI_OPENAPI_576 = "https://github.com/openai/openai-openapi/issues/576"
+OPENAI_PYTHON_2530 = "https://github.com/openai/openai-python/issues/2530"
+PI_8504 = "https://github.com/earendil-works/pi/issues/8504"
+DAYU_AGENT_45 = "https://github.com/noho/dayu-agent/issues/45"
+EVA_206 = "https://github.com/ServiceNow/eva/pull/206"
+LANGBOT_2262 = f"LangBot #2262 ({SHAPES})"
+AGENTGATEWAY_2233 = f"agentgateway PR #2233 ({SHAPES})"
+PERPLEXITY_FIXTURES = (
+    f"Perplexity (Sonar) recordings: vercel/ai packages/perplexity fixtures, prism-php/prism "
+    f"tests ({SHAPES}, 'Ends, refusals and errors')"
+)
+OPENAI_REFUSAL = (
+    "OpenAI structured outputs: openai-python tests/lib/chat/test_completions_streaming.py "
+    f"({SHAPES}, 'Ends, refusals and errors')"
+)
+GROQ_CASSETTES = f"Groq: pydantic-ai Groq cassettes ({SHAPES}, 'Ends, refusals and errors')"
+OPENROUTER_CASSETTES = (
+    f"OpenRouter: pydantic-ai OpenRouter cassettes ({SHAPES}, 'Ends, refusals and errors')"
+)
+
+
+def _litellm_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """LiteLLM's ollama_chat entry: the whole call in one delta, always at index 0."""
+    return {
+        "id": call_id,
+        "function": {"arguments": arguments, "name": name},
+        "type": "function",
+        "index": 0,
+    }
+
+
+def _litellm_choice(delta: dict[str, Any], finish: Any = None) -> dict[str, Any]:
+    return {"finish_reason": finish, "index": 0, "delta": delta}
+
+
+@case
+def litellm_ollama_chat_same_name_split() -> Capture:
+    # LiteLLM ollama_chat (litellm#37792): two get_weather calls, each whole in one delta, both
+    # on index 0, ids call_1 and call_2.
+    # Entry 1 opens call 0 (id call_1, name get_weather, arguments '{"city":"Paris"}').
+    # Entry 2 at wire index 0: call 0 has a non-empty id and arguments that parse as complete
+    # JSON; the entry carries a different non-empty id (call_2) with a non-empty name -> a new
+    # call at index highest(0)+1 = 1 (index_reuse_splits 1); call_2 and get_weather are that
+    # call's first values (nothing else counted).  function_call: null is ignored entirely.
+    s = Stream("chatcmpl-6f1d2c3b-9a8e-4f7d-b6c5-a4e3d2c1b0a9", "ollama_chat/qwen3:8b", 1794660001)
+    body = sse(
+        s.chunk(
+            _litellm_choice(
+                {
+                    "content": None,
+                    "role": "assistant",
+                    "function_call": None,
+                    "tool_calls": [_litellm_call("call_1", "get_weather", '{"city":"Paris"}')],
+                }
+            )
+        ),
+        s.chunk(
+            _litellm_choice(
+                {
+                    "content": None,
+                    "role": "assistant",
+                    "function_call": None,
+                    "tool_calls": [_litellm_call("call_2", "get_weather", '{"city":"Rome"}')],
+                }
+            )
+        ),
+        s.chunk(_litellm_choice({"content": None, "role": None}, "tool_calls")),
+    )
+    return Capture(
+        description="Two calls to one function, each whole, both at index 0 (LiteLLM ollama_chat).",
+        source=f"LiteLLM ollama_chat: {LITELLM_37792}",
+        shape="LiteLLM ollama_chat parallel calls to one function on index 0",
+        proves="same-index split: a new id after complete JSON arguments starts a new call, "
+        "same name or not; new index = highest+1",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, "call_1", "get_weather", '{"city":"Paris"}', True),
+                call(0, 1, "call_2", "get_weather", '{"city":"Rome"}', True),
+            ],
+            repairs=repairs(index_reuse_splits=1),
+            chunks=3,
+        ),
+    )
+
+
+def _or_entry(call_id: str, arguments: str, name: str | None = None) -> dict[str, Any]:
+    """An engine behind OpenRouter that repeats index 0 and the call id on every delta."""
+    function: dict[str, Any] = {"arguments": arguments}
+    if name is not None:
+        function = {"name": name, "arguments": arguments}
+    return {"index": 0, "id": call_id, "type": "function", "function": function}
+
+
+@case
+def openrouter_same_name_split_fragmented() -> Capture:
+    # OpenRouter engines that repeat index and id (hass_local_openai_llm#92): two get_weather
+    # calls, both on index 0, arguments in fragments; every delta repeats its call's id; the
+    # second call's first delta carries its new id and the name; finish_reason twice.
+    #   e1 (call_A, name, ""): opens call 0; first values, nothing counted.
+    #   e2, e3 (call_A + fragment): same id -> identity_repeated 1 each (2).  The same id never
+    #     splits.  After e3 the arguments are '{"city": "Paris"}' (complete JSON).
+    #   e4 (call_B, name, ""): different non-empty id + non-empty name after complete JSON ->
+    #     split (1), new call at index 1, wire index 0 now feeds it; call_B/get_weather are its
+    #     first values (not repeats, not conflicts).
+    #   e5, e6 (call_B + fragment): same id as the call wire 0 now feeds -> repeated (2).
+    # Totals: identity_repeated 4, index_reuse_splits 1.
+    s = Stream("gen-1794660100-Or7Kq2Wz9Xc4", "openai/gpt-oss-120b", 1794660100)
+    a, b = "call_or_7Hq2Lm9Xv4Tb", "call_or_3Pn8Rd1Fs6Yk"
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_or_entry(a, "", "get_weather")],
+                }
+            )
+        ),
+        s.chunk(choice({"tool_calls": [_or_entry(a, '{"city":')]})),
+        s.chunk(choice({"tool_calls": [_or_entry(a, ' "Paris"}')]})),
+        s.chunk(choice({"tool_calls": [_or_entry(b, "", "get_weather")]})),
+        s.chunk(choice({"tool_calls": [_or_entry(b, '{"city":')]})),
+        s.chunk(choice({"tool_calls": [_or_entry(b, ' "Rome"}')]})),
+        s.chunk(choice({}, "tool_calls")),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description="Two same-name calls on index 0, fragmented arguments, id on every delta.",
+        source=f"OpenRouter engines repeating index and id: {HASS_LOCAL_92}",
+        shape="index 0 reused for a same-name call, arguments in fragments, id repeated",
+        proves="the split fires on the new id after complete JSON; later fragments on wire "
+        "index 0 feed the new call; repeated ids are counted, never split",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, a, "get_weather", '{"city": "Paris"}', True),
+                call(0, 1, b, "get_weather", '{"city": "Rome"}', True),
+            ],
+            repairs=repairs(identity_repeated=4, index_reuse_splits=1),
+            chunks=8,
+        ),
+    )
+
+
+@case
+def gateway_three_calls_one_index() -> Capture:
+    # OpenAI-compatible gateway (CyberStrikeAI#231): three parallel calls all on index 0, each
+    # opened by id + name (arguments "") and followed by two argument fragments.
+    #   call_c2 arrives when call 0 holds '{"path": "a.py"}' (complete) -> split (1), index 1.
+    #   call_c3 arrives when call 1 holds '{"path": "b.py"}' (complete) -> split (2), index 2.
+    # The names (read_file, read_file, grep) do not matter.  Nothing else is counted.
+    s = Stream("chatcmpl-csa-2c4e6a8b0d1f", "qwen3-235b-a22b", 1794660200)
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [opening(0, "call_c1_Xa8Lq3", "read_file")],
+                }
+            )
+        ),
+        s.chunk(choice({"tool_calls": [more(0, '{"path": ')]})),
+        s.chunk(choice({"tool_calls": [more(0, '"a.py"}')]})),
+        s.chunk(choice({"tool_calls": [opening(0, "call_c2_Rm5Tz1", "read_file")]})),
+        s.chunk(choice({"tool_calls": [more(0, '{"path": ')]})),
+        s.chunk(choice({"tool_calls": [more(0, '"b.py"}')]})),
+        s.chunk(choice({"tool_calls": [opening(0, "call_c3_Wb2Ny7", "grep")]})),
+        s.chunk(choice({"tool_calls": [more(0, '{"pattern": "TODO"')]})),
+        s.chunk(choice({"tool_calls": [more(0, ', "path": "."}')]})),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description="Three parallel calls on index 0, fragmented arguments.",
+        source=f"OpenAI-compatible gateways: {CYBERSTRIKE_231}",
+        shape="three calls on one wire index",
+        proves="each new id after complete JSON splits again: indices 0, 1, 2",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, "call_c1_Xa8Lq3", "read_file", '{"path": "a.py"}', True),
+                call(0, 1, "call_c2_Rm5Tz1", "read_file", '{"path": "b.py"}', True),
+                call(0, 2, "call_c3_Wb2Ny7", "grep", '{"pattern": "TODO", "path": "."}', True),
+            ],
+            repairs=repairs(index_reuse_splits=2),
+            chunks=10,
+        ),
+    )
+
+
+def _new_id_mid_arguments_body(s: Stream, first: str, second: str) -> bytes:
+    """A call whose id changes while its arguments are still incomplete JSON (same name)."""
+    return sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [opening(0, first, "search_docs", '{"query": ')],
+                }
+            )
+        ),
+        s.chunk(choice({"tool_calls": [opening(0, second, "search_docs", '"refund policy"}')]})),
+        s.chunk(choice({}, "tool_calls")),
+    )
+
+
+@case
+def new_id_mid_arguments_conflict() -> Capture:
+    # Spec §1 bullet: a different id while the arguments are incomplete stays a conflict.
+    # Entry 2 arrives when call 0 holds '{"query": ' (not parseable JSON) -> no §1 split; the
+    # kept exception needs a different name too, and the name is the same -> no split.
+    # So: id call_k2 replaces call_k1 (last non-empty wins) -> identity_conflicts 1; the name
+    # equals the established one -> identity_repeated 1; the fragment is appended.
+    s = Stream("chatcmpl-mid-4b6d8f0a2c", "google/gemma-3-27b", 1794660300)
+    return Capture(
+        description="A new id while the arguments are incomplete: one call, last id wins.",
+        source=f"{SPEC_ONLY}; LM Studio-like id change ({HERMES_106943})",
+        shape="new id mid-arguments, same name",
+        proves="incomplete arguments never split: identity conflict, last id wins, one call",
+        body=_new_id_mid_arguments_body(s, "call_k1_Pq4Ws8", "call_k2_Lm7Xv3"),
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, "call_k2_Lm7Xv3", "search_docs", '{"query": "refund policy"}', True)
+            ],
+            repairs=repairs(identity_conflicts=1, identity_repeated=1),
+            chunks=3,
+        ),
+    )
+
+
+@case
+def new_id_mid_arguments_strict() -> Capture:
+    # The same shape as new_id_mid_arguments_conflict, in strict mode: the conflict (1) is
+    # dead-lettered identity_conflict.
+    s = Stream("chatcmpl-mid-9e1c3a5b7d", "google/gemma-3-27b", 1794660360)
+    return Capture(
+        description="A new id while the arguments are incomplete, strict mode.",
+        source=f"{SPEC_ONLY}; LM Studio-like id change ({HERMES_106943})",
+        shape="new id mid-arguments, same name (strict)",
+        proves="the mid-arguments id change is a conflict, so strict mode dead-letters it",
+        body=_new_id_mid_arguments_body(s, "call_k3_Tz2Nb6", "call_k4_Qd9Hr1"),
+        strict=True,
+        expect=dead_letter("identity_conflict"),
+    )
+
+
+@case
+def different_identity_mid_arguments_split() -> Capture:
+    # Spec §1 EXCEPTION kept from before: entry 2 arrives while call 0's arguments are
+    # '{"path": "notes.txt"' (incomplete), but its id AND name are both non-empty and both
+    # differ from call 0's established id and name, and call 0 already has fragments -> split
+    # (index_reuse_splits 1), new call at index 1.  Call 0 keeps its incomplete arguments
+    # (arguments_json false); finish tool_calls emits both.
+    s = Stream("chatcmpl-836", "qwen3:14b", 1794660420, "fp_ollama")
+    body = sse(
+        s.chunk(
+            ollama_choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        _ollama_call("call_x1_Jf5", "read_file", '{"path": "notes.txt"')
+                    ],
+                }
+            )
+        ),
+        s.chunk(
+            ollama_choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_ollama_call("call_x2_Gk8", "list_dir", '{"dir": "."}')],
+                }
+            )
+        ),
+        s.chunk(ollama_choice({"role": "assistant", "content": ""}, "tool_calls")),
+    )
+    return Capture(
+        description="A new id and a new name while the arguments are incomplete: still splits.",
+        source=f"{SPEC_ONLY}; Ollama reuse of index 0 ({OLLAMA_15457})",
+        shape="new id and new name mid-arguments on index 0",
+        proves="the old split (id and name both differ, arguments begun) is kept as an exception",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, "call_x1_Jf5", "read_file", '{"path": "notes.txt"', False),
+                call(0, 1, "call_x2_Gk8", "list_dir", '{"dir": "."}', True),
+            ],
+            repairs=repairs(index_reuse_splits=1),
+            chunks=3,
+        ),
+    )
+
+
+@case
+def deepseek_v4_head_and_tail_split() -> Capture:
+    # DeepSeek-v4 (agno#8880): the second call's head (id + name) arrives on index 0, its tail
+    # (argument fragments, with DeepSeek's "" id/name continuations) on index 1.
+    #   c1: opens call 0 (call_00_..., get_weather, "").
+    #   c2: "" continuation on index 0 -> empty_identity_ignored 2; call 0 = '{"city": "Paris"}'.
+    #   c3: head on index 0: different non-empty id + name after complete JSON -> split (1),
+    #       new call at index 1 (id call_01_..., name get_weather, arguments ""); wire 0 -> it.
+    #   c4: wire index 1 has never been seen, but index 1 is taken by the split -> a new call at
+    #       highest(1)+1 = 2, with no identity; id "" and name "" -> empty 2.
+    #   c5: wire index 1 -> call 2; empty 2.
+    # Totals: empty_identity_ignored 6, index_reuse_splits 1.  Finish tool_calls: call 2 has no
+    # id and no name -> missing_identity, listing every call (the split call 1 has identity but
+    # empty arguments: it must not run either; nothing is executable).
+    s = Stream("4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8", "deepseek-v4", 1794660500, DEEPSEEK_FP)
+    a, b = "call_00_Hd4Tl8Vq2Zs6Nx0Bm3Kc7Wj", "call_01_Ft9Pr1Ye5Ua3Oi7Gs2Lx4Qn"
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [opening(0, a, "get_weather")],
+                }
+            )
+        ),
+        s.chunk(choice({"tool_calls": [_empty_cont(0, '{"city": "Paris"}')]})),
+        s.chunk(choice({"tool_calls": [opening(0, b, "get_weather")]})),
+        s.chunk(choice({"tool_calls": [_empty_cont(1, '{"city": ')]})),
+        s.chunk(choice({"tool_calls": [_empty_cont(1, '"Rome"}')]})),
+        s.chunk(choice({"content": ""}, "tool_calls")),
+    )
+    return Capture(
+        description="A second call's head on index 0 and its tail on index 1.",
+        source=f"DeepSeek-v4: {AGNO_8880}",
+        shape="DeepSeek-v4 head on index 0, tail on index 1",
+        proves="the head splits off (index 1); the tail's wire index is taken, so it opens an "
+        "identity-less call 2 -> missing_identity, never an executable wrong call",
+        body=body,
+        expect=dead_letter(
+            "missing_identity",
+            calls=[
+                missing(call(0, 0, a, "get_weather", '{"city": "Paris"}', True)),
+                missing(call(0, 1, b, "get_weather", "", False)),
+                missing(call(0, 2, None, None, '{"city": "Rome"}', True), "id", "name"),
+            ],
+            repairs=repairs(empty_identity_ignored=6, index_reuse_splits=1),
+            chunks=6,
+        ),
+    )
+
+
+@case
+def vllm_xlam_duplicated_arguments_same_id() -> Capture:
+    # vLLM xlam parser (vllm#51697): the end-of-stream flush appends the full arguments again;
+    # here the flush delta repeats the call's id.
+    #   c2: id + name (no arguments key) -> first values.
+    #   c3, c4: fragments -> '{"city": "Seattle", "state": "WA", "unit": "celsius"}'.
+    #   c5: the same id with the whole arguments again: the same id never splits -> appended;
+    #       the id counts identity_repeated 1 (no name key on it).
+    # Result: one call, '{…}{…}', arguments_json false, emitted (finish tool_calls).
+    s = Stream(
+        "chatcmpl-3d2c1b0a9f8e47d6a5b4c3d2e1f0a9b8", "Salesforce/Llama-xLAM-2-8b-fc-r", 1794660600
+    )
+    tid = "chatcmpl-tool-5a7c9e1b3d4f"
+    whole = '{"city": "Seattle", "state": "WA", "unit": "celsius"}'
+    body = sse(
+        s.chunk(choice({"role": "assistant", "content": ""})),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {
+                            "id": tid,
+                            "type": "function",
+                            "index": 0,
+                            "function": {"name": "get_current_weather"},
+                        }
+                    ]
+                }
+            )
+        ),
+        s.chunk(choice({"tool_calls": [more(0, '{"city": "Seattle", ')]})),
+        s.chunk(choice({"tool_calls": [more(0, '"state": "WA", "unit": "celsius"}')]})),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {
+                            "id": tid,
+                            "type": "function",
+                            "index": 0,
+                            "function": {"arguments": whole},
+                        }
+                    ]
+                }
+            )
+        ),
+        s.chunk(choice({"content": ""}, "tool_calls")),
+    )
+    return Capture(
+        description="The whole arguments sent twice under one id (end-of-stream flush).",
+        source=f"vLLM xlam parser: {VLLM_51697}",
+        shape="vLLM xlam duplicated arguments {…}{…} under one id",
+        proves="the same id repeated never splits: one call, arguments_json false",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, tid, "get_current_weather", whole + whole, False),
+            ],
+            repairs=repairs(identity_repeated=1),
+            chunks=6,
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# 2026 rules: custom (freeform) tools (spec §2)
+# --------------------------------------------------------------------------------------------
+
+PATCH = (
+    "*** Begin Patch\n*** Update File: src/app.py\n"
+    '@@ def main():\n-    print("hi")\n'
+    '+    print("hello")\n*** End Patch'
+)
+
+
+@case
+def gpt5_custom_tool_apply_patch() -> Capture:
+    # GPT-5 custom tool (openai-openapi#576, openai-python#2530): the first entry has
+    # type "custom" and custom {name, input ""}; the input follows in custom.input fragments.
+    # Continuations here also carry "" and null id / custom.name:
+    #   c1: id, type custom, custom.name apply_patch (first values), input "" (adds nothing).
+    #   c2: id "" -> empty 1; custom.name "" -> empty 1 (counted like function.name).
+    #   c3: id null -> null 1; custom.name null -> null 1.
+    #   c4: custom.input only -> nothing counted.
+    # Totals: empty_identity_ignored 2, null_identity_ignored 2.  The call is custom, its
+    # arguments are the input joined (freeform, not JSON -> arguments_json false).  The
+    # declared-tools check applies to the custom name (apply_patch is declared).
+    s = Stream("chatcmpl-Cx5Gp7Rt9Vb1Nd3Fh", "gpt-5-2025-08-07", 1794660700)
+    cid = "call_Pq4tC8hQ1mZ7vN2xR5sL9wKe"
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": cid,
+                            "type": "custom",
+                            "custom": {"name": "apply_patch", "input": ""},
+                        }
+                    ],
+                    "refusal": None,
+                }
+            ),
+            usage=None,
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "",
+                            "type": "custom",
+                            "custom": {
+                                "name": "",
+                                "input": "*** Begin Patch\n*** Update File: src/app.py\n",
+                            },
+                        }
+                    ]
+                }
+            ),
+            usage=None,
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": None,
+                            "custom": {"name": None, "input": '@@ def main():\n-    print("hi")\n'},
+                        }
+                    ]
+                }
+            ),
+            usage=None,
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {"index": 0, "custom": {"input": '+    print("hello")\n*** End Patch'}}
+                    ]
+                }
+            ),
+            usage=None,
+        ),
+        s.chunk(choice({}, "tool_calls"), usage=None),
+    )
+    return Capture(
+        description='A custom (freeform) tool call: custom.input fragments, ""/null continuations.',
+        source=f"GPT-5 custom tools: {OPENAI_OPENAPI_576} , {OPENAI_PYTHON_2530}",
+        shape="GPT-5 custom tool apply_patch, custom.input fragments",
+        proves='custom.input concatenates into arguments, type custom; ""/null id and '
+        "custom.name are ignored and counted like function identity",
+        body=body,
+        declared_tools=["apply_patch", "shell"],
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[call(0, 0, cid, "apply_patch", PATCH, False, type_="custom")],
+            repairs=repairs(empty_identity_ignored=2, null_identity_ignored=2),
+            chunks=5,
+        ),
+    )
+
+
+@case
+def custom_empty_object_echo() -> Capture:
+    # An adapter echoing "custom": {} (and once null) on every ordinary function delta
+    # (pi#8504: a client then lost every argument).  custom {} / null carries no custom.name or
+    # custom.input string and no type "custom": the call stays a function call; "custom" is not
+    # a provider field (it is one of the excluded keys); nothing is counted.
+    s = Stream("chatcmpl-ce-8a0b2c4d6e", "gpt-4.1", 1794660800)
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_Ec1Ho3Jq5Ls7Nu9Pw",
+                            "type": "function",
+                            "function": {"name": "bash", "arguments": ""},
+                            "custom": {},
+                        }
+                    ],
+                }
+            )
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {"index": 0, "function": {"arguments": '{"command": '}, "custom": {}}
+                    ]
+                }
+            )
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {"index": 0, "function": {"arguments": '"ls -la"}'}, "custom": None}
+                    ]
+                }
+            )
+        ),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description='"custom": {} echoed on every function delta (null on one).',
+        source=f"empty custom echoed on function deltas: {PI_8504}",
+        shape="custom {} echoed on ordinary function deltas",
+        proves="an empty custom object changes nothing: type function, arguments kept, no "
+        "provider fields, no repairs",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, "call_Ec1Ho3Jq5Ls7Nu9Pw", "bash", '{"command": "ls -la"}', True)
+            ],
+            repairs=repairs(),
+            chunks=4,
+        ),
+    )
+
+
+@case
+def function_and_custom_parallel() -> Capture:
+    # GPT-5 (openai-openapi#576): a function call on index 0 and a custom call on index 1 in
+    # one response.  Each call is typed by its own entries; no repairs.
+    s = Stream("chatcmpl-Fc2Jk4Mn6Pq8Rs0Tu", "gpt-5-2025-08-07", 1794660900)
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [opening(0, "call_Wf1Xg3Yh5Zi7Aj9Bk", "get_weather")],
+                }
+            )
+        ),
+        s.chunk(choice({"tool_calls": [more(0, '{"city": "Oslo"}')]})),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 1,
+                            "id": "call_Pc2Qd4Re6Sf8Tg0Uh",
+                            "type": "custom",
+                            "custom": {"name": "apply_patch", "input": ""},
+                        }
+                    ]
+                }
+            )
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 1,
+                            "custom": {"input": "*** Begin Patch\n*** Add File: hello.txt\n+hi\n"},
+                        }
+                    ]
+                }
+            )
+        ),
+        s.chunk(choice({"tool_calls": [{"index": 1, "custom": {"input": "*** End Patch"}}]})),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description="A function call (index 0) and a custom call (index 1) in parallel.",
+        source=f"GPT-5 custom tools: {OPENAI_OPENAPI_576}",
+        shape="function call and custom call in parallel",
+        proves="type is per call: function on index 0, custom on index 1; both declared",
+        body=body,
+        declared_tools=["apply_patch", "get_weather"],
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, "call_Wf1Xg3Yh5Zi7Aj9Bk", "get_weather", '{"city": "Oslo"}', True),
+                call(
+                    0,
+                    1,
+                    "call_Pc2Qd4Re6Sf8Tg0Uh",
+                    "apply_patch",
+                    "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch",
+                    False,
+                    type_="custom",
+                ),
+            ],
+            repairs=repairs(),
+            chunks=6,
+        ),
+    )
+
+
+@case
+def function_and_custom_mixed_malformed() -> Capture:
+    # Spec §2: one call fed both function (function.name "apply_patch", a non-empty string) and
+    # custom (custom.input, a string) -> the whole response is malformed_chunk.
+    s = Stream("chatcmpl-Mx3Ny5Oz7Pa9Qb1Rc", "gpt-5-2025-08-07", 1794661000)
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [opening(0, "call_Mf4Ng6Oh8Pi0Qj2Rk", "apply_patch")],
+                }
+            )
+        ),
+        s.chunk(choice({"tool_calls": [{"index": 0, "custom": {"input": "*** Begin Patch\n"}}]})),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description="One call fed function.name and then custom.input.",
+        source=f"{SPEC_ONLY}; custom tool shape from {OPENAI_OPENAPI_576}",
+        shape="function and custom fields on one call",
+        proves="a call that is both function and custom -> malformed_chunk",
+        body=body,
+        expect=dead_letter("malformed_chunk"),
+    )
+
+
+@case
+def custom_not_an_object() -> Capture:
+    # Spec §2: "custom" that is neither an object nor null -> malformed_chunk.
+    s = Stream("chatcmpl-Cs5Dt7Eu9Fv1Gw3Hx", "gpt-5-2025-08-07", 1794661060)
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_Cn6Do8Ep0Fq2Gr4Hs",
+                            "type": "custom",
+                            "custom": "apply_patch",
+                        }
+                    ],
+                }
+            )
+        ),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description='"custom" is a string, not an object.',
+        source=SPEC_ONLY,
+        shape="custom not an object",
+        proves="custom that is not an object (and not null) -> malformed_chunk",
+        body=body,
+        expect=dead_letter("malformed_chunk"),
+    )
+
+
+@case
+def custom_tool_unknown_name() -> Capture:
+    # Spec §2: the declared-tools check applies to custom names like function names.  The
+    # custom call apply_patch is whole and typed, but the request declared only "shell".
+    s = Stream("chatcmpl-Cu7Ev9Fw1Gx3Hy5Iz", "gpt-5-2025-08-07", 1794661120)
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_Cu8Dv0Ew2Fx4Gy6Hz",
+                            "type": "custom",
+                            "custom": {"name": "apply_patch", "input": ""},
+                        }
+                    ],
+                }
+            )
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {"index": 0, "custom": {"input": "*** Begin Patch\n*** End Patch"}}
+                    ]
+                }
+            )
+        ),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description="A custom call whose name the request did not declare.",
+        source=f"{SPEC_ONLY}; custom tool shape from {OPENAI_OPENAPI_576}",
+        shape="custom tool name not declared",
+        proves="declared tools are checked for custom names too -> unknown_tool",
+        body=body,
+        declared_tools=["shell"],
+        expect=dead_letter("unknown_tool"),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# 2026 rules: provider fields (spec §3)
+# --------------------------------------------------------------------------------------------
+
+GEMINI_SIGNATURE = "CiQB0e2Kb8fQm3xV1pL7rT9sW2yN4cA6dE8gH0jK2lM4nP6qR8sTuVwXyZ0aB2cD4eF6"
+
+
+def _gemini_choice(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    """Gemini's OpenAI-compatible choice: no logprobs, finish_reason only on the last chunk."""
+    out: dict[str, Any] = {"delta": delta}
+    if finish is not None:
+        out["finish_reason"] = finish
+    out["index"] = 0
+    return out
+
+
+@case
+def gemini3_thought_signature_first_call() -> Capture:
+    # Gemini 3 via the OpenAI-compatible endpoint (dayu-agent#45, fixed in dayu-agent PR #91):
+    # parallel calls arrive one per chunk, each whole, WITHOUT index; only the first carries
+    # extra_content.google.thought_signature; finish_reason "stop" although there are calls.
+    #   c1: no index -> list position 0, index_fallbacks 1; opens call 0 with its provider
+    #       field extra_content.
+    #   c2: no index -> position 0 again, index_fallbacks 1 (2); call 0 has id and complete JSON
+    #       arguments, the entry has a different id + name -> split (1), call 1 (same name).
+    #       This entry has no provider field, so call 1 has no provider_fields key.
+    # Totals: index_fallbacks 2, index_reuse_splits 1.  "stop" is executable: both emitted.
+    s = Stream("mMgXaKr3Dp6Zs9Vb2Nq5Lt8", "gemini-3-pro-preview", 1794661200)
+    first = {
+        "extra_content": {"google": {"thought_signature": GEMINI_SIGNATURE}},
+        "function": {"arguments": '{"city":"Paris"}', "name": "get_weather"},
+        "id": "function-call-7301948265513370912",
+        "type": "function",
+    }
+    second = {
+        "function": {"arguments": '{"city":"London"}', "name": "get_weather"},
+        "id": "function-call-7301948265513370913",
+        "type": "function",
+    }
+    body = sse(
+        s.chunk(_gemini_choice({"role": "assistant", "tool_calls": [first]})),
+        s.chunk(_gemini_choice({"role": "assistant", "tool_calls": [second]})),
+        s.chunk(
+            _gemini_choice({"role": "assistant"}, "stop"),
+            usage={"completion_tokens": 38, "prompt_tokens": 61, "total_tokens": 99},
+        ),
+    )
+    return Capture(
+        description="Gemini 3: two calls without index, signature on the first only, stop.",
+        source=f"Gemini OpenAI-compatible endpoint: {DAYU_AGENT_45} ; signature dropped by "
+        f"LiteLLM's stream_chunk_builder: {EVA_206}",
+        shape="Gemini 3 parallel calls without index, extra_content on the first",
+        proves="provider fields are kept verbatim on their own call only; missing index falls "
+        "back to position 0 and the second call splits off",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            tool_calls=[
+                call(
+                    0,
+                    0,
+                    "function-call-7301948265513370912",
+                    "get_weather",
+                    '{"city":"Paris"}',
+                    True,
+                    provider_fields={
+                        "extra_content": {"google": {"thought_signature": GEMINI_SIGNATURE}}
+                    },
+                ),
+                call(
+                    0,
+                    1,
+                    "function-call-7301948265513370913",
+                    "get_weather",
+                    '{"city":"London"}',
+                    True,
+                ),
+            ],
+            repairs=repairs(index_fallbacks=2, index_reuse_splits=1),
+            usage={"completion_tokens": 38, "prompt_tokens": 61, "total_tokens": 99},
+            chunks=3,
+        ),
+    )
+
+
+@case
+def provider_field_on_continuation() -> Capture:
+    # A LiteLLM-style proxy puts provider_specific_fields (a thought signature) on a
+    # continuation delta of call 0, then provider_specific_fields: null on the next one
+    # (eva#206: the merge carries provider_specific_fields).  Call 1 never carries one.
+    #   call 0: the field arrives on c2 (non-null), c3's null never erases it.
+    #   call 1: no provider field at all -> no provider_fields key.
+    # No identity fields are repeated: no repairs.
+    s = Stream("chatcmpl-psf-1f3e5d7c9b", "gemini/gemini-2.5-pro", 1794661300)
+    signature = {"thought_signature": "Ev0BCvoBAXLI2nyQ7u3pT8rZ5sK1mW9bD4fH6jL0"}
+    body = sse(
+        s.chunk(
+            choice(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [opening(0, "call_Lo2Mp4Nq6Or8Ps0Qt", "lookup_order")],
+                }
+            )
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "function": {"arguments": '{"order_id": '},
+                            "provider_specific_fields": signature,
+                        }
+                    ]
+                }
+            )
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "function": {"arguments": '"A-1042"}'},
+                            "provider_specific_fields": None,
+                        }
+                    ]
+                }
+            )
+        ),
+        s.chunk(
+            choice(
+                {
+                    "tool_calls": [
+                        opening(
+                            1, "call_Ru1Sv3Tw5Ux7Vy9Wz", "lookup_order", '{"order_id": "A-1043"}'
+                        )
+                    ]
+                }
+            )
+        ),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description="A provider field on a continuation delta, then null on the next one.",
+        source=f"provider_specific_fields through LiteLLM: {EVA_206}",
+        shape="provider_specific_fields on a later delta, null afterwards",
+        proves="a provider field arriving late is kept; a later null never erases it; a call "
+        "without one has no provider_fields",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(
+                    0,
+                    0,
+                    "call_Lo2Mp4Nq6Or8Ps0Qt",
+                    "lookup_order",
+                    '{"order_id": "A-1042"}',
+                    True,
+                    provider_fields={"provider_specific_fields": signature},
+                ),
+                call(
+                    0, 1, "call_Ru1Sv3Tw5Ux7Vy9Wz", "lookup_order", '{"order_id": "A-1043"}', True
+                ),
+            ],
+            repairs=repairs(),
+            chunks=5,
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# 2026 rules: id synthesis (spec §4)
+# --------------------------------------------------------------------------------------------
+
+
+def _no_id_entry(index: int, name: str | None, arguments: str) -> dict[str, Any]:
+    """Ollama /v1 (LangBot#2262): index, type and function, but no id key."""
+    function: dict[str, Any] = {"arguments": arguments}
+    if name is not None:
+        function = {"name": name, "arguments": arguments}
+    return {"index": index, "type": "function", "function": function}
+
+
+OLLAMA_V1_SEED = "chatcmpl-271"
+
+
+def _ollama_v1_no_id_body() -> bytes:
+    s = Stream(OLLAMA_V1_SEED, "qwen2.5:7b", 1794661400, "fp_ollama")
+    return sse(
+        s.chunk(
+            ollama_choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_no_id_entry(0, "get_weather", '{"city":"Beijing"}')],
+                }
+            )
+        ),
+        s.chunk(
+            ollama_choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_no_id_entry(1, "get_time", '{"timezone":"Asia/Shanghai"}')],
+                }
+            )
+        ),
+        s.chunk(ollama_choice({"role": "assistant", "content": ""}, "tool_calls")),
+    )
+
+
+@case
+def ollama_v1_no_id_without_synthesis() -> Capture:
+    # Ollama /v1 (LangBot#2262): two calls with index and name but never an id; synthesis off.
+    # Both calls lack only the id -> missing_identity with missing ["id"] on each.
+    return Capture(
+        description="Calls without id, synthesis off.",
+        source=f"Ollama /v1: {LANGBOT_2262}",
+        shape="Ollama /v1 calls without id (no synthesis)",
+        proves="without synthesis a call without id is still a missing_identity dead letter",
+        body=_ollama_v1_no_id_body(),
+        expect=dead_letter(
+            "missing_identity",
+            calls=[
+                missing(call(0, 0, None, "get_weather", '{"city":"Beijing"}', True), "id"),
+                missing(call(0, 1, None, "get_time", '{"timezone":"Asia/Shanghai"}', True), "id"),
+            ],
+            repairs=repairs(),
+        ),
+    )
+
+
+@case
+def ollama_v1_no_id_synthesized() -> Capture:
+    # The same body as ollama_v1_no_id_without_synthesis, with synthesize_ids on.  Offline the
+    # seed is the response id (the chunks' id, "chatcmpl-271"); each call gets
+    # call_tw_ + sha256("toolwire/call-id/chatcmpl-271/<choice>/<index>")[:24], with
+    # id_synthesized true; ids_synthesized 2 (one per call).  The names are there: assembled.
+    return Capture(
+        description="Calls without id, synthesis on: deterministic ids, assembled.",
+        source=f"Ollama /v1: {LANGBOT_2262} ; agentgateway synthesizes ids: {AGENTGATEWAY_2233}",
+        shape="Ollama /v1 calls without id (synthesis on)",
+        proves="synthesis gives each id-less call the spec's deterministic id (seed = response "
+        "id, choice, index), id_synthesized true, counted in ids_synthesized",
+        body=_ollama_v1_no_id_body(),
+        synthesize_ids=True,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(
+                    0,
+                    0,
+                    synthesized_id(OLLAMA_V1_SEED, 0, 0),
+                    "get_weather",
+                    '{"city":"Beijing"}',
+                    True,
+                    id_synthesized=True,
+                ),
+                call(
+                    0,
+                    1,
+                    synthesized_id(OLLAMA_V1_SEED, 0, 1),
+                    "get_time",
+                    '{"timezone":"Asia/Shanghai"}',
+                    True,
+                    id_synthesized=True,
+                ),
+            ],
+            repairs=repairs(ids_synthesized=2),
+            chunks=3,
+        ),
+    )
+
+
+@case
+def nameless_call_synthesized_id() -> Capture:
+    # opencode Go gateway shape (multica#8268): only index and arguments, no id and no name;
+    # synthesis on.  The id is synthesized (seed = response id), the name never is -> still
+    # missing_identity, and missing lists only "name"; the dead letter's call carries the
+    # synthesized id (id_synthesized true) and ids_synthesized counts it (1).
+    seed = "gen-1794661500-Tb5Wq8Lp2Xr7"
+    s = Stream(seed, "kimi-k2.5", 1794661500)
+    body = sse(
+        s.chunk(
+            choice({"role": "assistant", "content": None, "tool_calls": [more(0, '{"command": ')]})
+        ),
+        s.chunk(choice({"tool_calls": [more(0, '"git log -1"}')]})),
+        s.chunk(choice({}, "tool_calls")),
+    )
+    return Capture(
+        description="A call without id and name, synthesis on: the name is never made up.",
+        source=f"opencode Console Go gateway: {MULTICA_8268}",
+        shape="identity never sent (synthesis on)",
+        proves="a name is never synthesized: missing_identity with missing [name], the call "
+        "carrying its synthesized id",
+        body=body,
+        synthesize_ids=True,
+        expect=dead_letter(
+            "missing_identity",
+            calls=[
+                missing(
+                    call(
+                        0,
+                        0,
+                        synthesized_id(seed, 0, 0),
+                        None,
+                        '{"command": "git log -1"}',
+                        True,
+                        id_synthesized=True,
+                    ),
+                    "name",
+                )
+            ],
+            repairs=repairs(ids_synthesized=1),
+        ),
+    )
+
+
+NO_ID_SAME_NAME_SEED = "chatcmpl-604"
+
+
+def _no_id_same_name_body() -> bytes:
+    s = Stream(NO_ID_SAME_NAME_SEED, "llama3.1:8b", 1794661600, "fp_ollama")
+    return sse(
+        s.chunk(
+            ollama_choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_no_id_entry(0, "get_weather", '{"city":"Paris"}')],
+                }
+            )
+        ),
+        s.chunk(
+            ollama_choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_no_id_entry(0, "get_weather", '{"city":"Rome"}')],
+                }
+            )
+        ),
+        s.chunk(ollama_choice({"role": "assistant", "content": ""}, "tool_calls")),
+    )
+
+
+@case
+def no_id_same_name_split_synthesized() -> Capture:
+    # Ollama /v1 without ids (LangBot#2262) calling one function twice, both on index 0, each
+    # whole; synthesis on.  Entry 2 repeats call 0's non-empty name with a new non-empty
+    # fragment after call 0's arguments were complete JSON, and call 0 has no id -> split
+    # (index_reuse_splits 1), new call at index 1; the name is its first value (no repeat).
+    # Both calls then get synthesized ids (index 0 and 1): ids_synthesized 2.
+    return Capture(
+        description="Two id-less calls to one function on index 0, synthesis on: split.",
+        source=f"Ollama /v1: {LANGBOT_2262}",
+        shape="no-id same-name calls on index 0 (synthesis on)",
+        proves="with synthesis, a repeated name with new arguments after complete JSON splits "
+        "an id-less call; each part gets its own synthesized id",
+        body=_no_id_same_name_body(),
+        synthesize_ids=True,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(
+                    0,
+                    0,
+                    synthesized_id(NO_ID_SAME_NAME_SEED, 0, 0),
+                    "get_weather",
+                    '{"city":"Paris"}',
+                    True,
+                    id_synthesized=True,
+                ),
+                call(
+                    0,
+                    1,
+                    synthesized_id(NO_ID_SAME_NAME_SEED, 0, 1),
+                    "get_weather",
+                    '{"city":"Rome"}',
+                    True,
+                    id_synthesized=True,
+                ),
+            ],
+            repairs=repairs(index_reuse_splits=1, ids_synthesized=2),
+            chunks=3,
+        ),
+    )
+
+
+@case
+def no_id_same_name_without_synthesis() -> Capture:
+    # The same body as no_id_same_name_split_synthesized, synthesis off: §1 needs an id and §4's
+    # split needs synthesis, so nothing splits.  Entry 2's name equals call 0's ->
+    # identity_repeated 1; its fragment is appended: '{"city":"Paris"}{"city":"Rome"}' (not
+    # JSON).  The one call has no id -> missing_identity, missing ["id"].
+    return Capture(
+        description="Two id-less calls to one function on index 0, synthesis off: merged.",
+        source=f"Ollama /v1: {LANGBOT_2262}",
+        shape="no-id same-name calls on index 0 (no synthesis)",
+        proves="without synthesis an id-less call never splits: fragments concatenate and the "
+        "response is a missing_identity dead letter",
+        body=_no_id_same_name_body(),
+        expect=dead_letter(
+            "missing_identity",
+            calls=[
+                missing(
+                    call(0, 0, None, "get_weather", '{"city":"Paris"}{"city":"Rome"}', False), "id"
+                )
+            ],
+            repairs=repairs(identity_repeated=1),
+        ),
+    )
+
+
+@case
+def truncated_no_id_synthesized() -> Capture:
+    # Spec §4: synthesis applies to withheld calls too.  An id-less call (Ollama /v1 shape,
+    # LangBot#2262) cut off by finish length, synthesis on: withheld with a synthesized id,
+    # truncated, ids_synthesized 1.
+    seed = "chatcmpl-917"
+    s = Stream(seed, "qwen2.5:7b", 1794661700, "fp_ollama")
+    partial = '{"path": "essay.md", "content": "# Title\\n\\nOnce upon a'
+    body = sse(
+        s.chunk(
+            ollama_choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_no_id_entry(0, "write_file", partial)],
+                }
+            )
+        ),
+        s.chunk(ollama_choice({"role": "assistant", "content": ""}, "length")),
+    )
+    return Capture(
+        description="An id-less call cut off by length, synthesis on.",
+        source=f"{SPEC_ONLY}; Ollama /v1 shape from {LANGBOT_2262}",
+        shape="no-id call + finish length (synthesis on)",
+        proves="withheld calls get synthesized ids too",
+        body=body,
+        synthesize_ids=True,
+        expect=assembled(
+            finish_reason="length",
+            truncated=True,
+            withheld=[
+                call(
+                    0,
+                    0,
+                    synthesized_id(seed, 0, 0),
+                    "write_file",
+                    partial,
+                    False,
+                    id_synthesized=True,
+                )
+            ],
+            repairs=repairs(ids_synthesized=1),
+            chunks=2,
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# 2026 rules: ends, refusals and provider errors (spec §6)
+# --------------------------------------------------------------------------------------------
+
+PPLX_CITATIONS = [
+    "https://www.toureiffel.paris/en/the-monument/key-figures",
+    "https://en.wikipedia.org/wiki/Eiffel_Tower",
+]
+
+
+def _pplx_chunk(
+    rid: str, created: int, content: str, completion_tokens: int, *, done: bool = False
+) -> dict[str, Any]:
+    """A Perplexity (Sonar) chunk: usage and citations on every chunk, object done at the end."""
+    choice_: dict[str, Any] = {"index": 0, "delta": {"role": "assistant", "content": content}}
+    if done:
+        choice_["finish_reason"] = "stop"
+    return {
+        "id": rid,
+        "model": "sonar",
+        "created": created,
+        "usage": {
+            "prompt_tokens": 9,
+            "completion_tokens": completion_tokens,
+            "total_tokens": 9 + completion_tokens,
+        },
+        "citations": PPLX_CITATIONS,
+        "object": "chat.completion.done" if done else "chat.completion.chunk",
+        "choices": [choice_],
+    }
+
+
+def _pplx_chunks(rid: str, created: int) -> list[dict[str, Any]]:
+    return [
+        _pplx_chunk(rid, created, "The", 1),
+        _pplx_chunk(rid, created, " Eiffel Tower", 4),
+        _pplx_chunk(rid, created, " is 330 m tall", 9),
+        _pplx_chunk(rid, created, "[1].", 12),
+    ]
+
+
+@case
+def perplexity_done_chunk_end() -> Capture:
+    # Perplexity (Sonar): usage and citations on every chunk; the last chunk has object
+    # "chat.completion.done" (delta content "", finish_reason stop, its own usage) and no
+    # data: [DONE] follows.  That chunk is an explicit end and is applied: finish_reason stop
+    # comes only from it, and its usage (completion_tokens 13) replaces the previous one (12).
+    # 5 chunks counted (4 + the done chunk).  No calls, content present: no error code.
+    rid = "7c1e4b2a-9d3f-4e8a-b5c6-0a1f2e3d4c5b"
+    body = sse(
+        *_pplx_chunks(rid, 1794661800), _pplx_chunk(rid, 1794661800, "", 13, done=True), done=False
+    )
+    return Capture(
+        description="Perplexity: the stream ends with a chat.completion.done chunk, no [DONE].",
+        source=PERPLEXITY_FIXTURES,
+        shape="Perplexity chat.completion.done end, no [DONE]",
+        proves="a chat.completion.done chunk is an explicit end and is itself applied "
+        "(finish reason, usage, counted)",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            content="The Eiffel Tower is 330 m tall[1].",
+            repairs=repairs(),
+            usage={"prompt_tokens": 9, "completion_tokens": 13, "total_tokens": 22},
+            chunks=5,
+        ),
+    )
+
+
+@case
+def perplexity_done_chunk_then_trailing() -> Capture:
+    # Spec §6: everything after the chat.completion.done chunk is ignored: a later content
+    # chunk and a non-JSON payload are neither parsed nor counted (chunks stays 5, content has
+    # no " Extra"), but their bytes count in bytes (the whole body).
+    rid = "2b4d6f8a-0c1e-4a3b-9d5f-7e9a1c3b5d7f"
+    body = sse(
+        *_pplx_chunks(rid, 1794661860),
+        _pplx_chunk(rid, 1794661860, "", 13, done=True),
+        _pplx_chunk(rid, 1794661860, " Extra", 14),
+        "{not json",
+        done=False,
+    )
+    return Capture(
+        description="Bytes after the chat.completion.done chunk (a chunk, then non-JSON).",
+        source=f"{SPEC_ONLY}; Perplexity end shape from {PERPLEXITY_FIXTURES}",
+        shape="chat.completion.done then trailing events",
+        proves="after the done chunk nothing is parsed or counted, but the bytes still count",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            content="The Eiffel Tower is 330 m tall[1].",
+            repairs=repairs(),
+            usage={"prompt_tokens": 9, "completion_tokens": 13, "total_tokens": 22},
+            chunks=5,
+            bytes=len(body),
+        ),
+    )
+
+
+@case
+def perplexity_cut_before_done() -> Capture:
+    # A Perplexity-like stream cut before its chat.completion.done chunk: neither [DONE] nor
+    # an explicit end chunk -> stream_closed (usage on every chunk does not make it complete).
+    rid = "5e7a9c1b-3d5f-4b7e-8a0c-2e4a6c8e0b1d"
+    body = sse(*_pplx_chunks(rid, 1794661920), done=False)
+    return Capture(
+        description="Perplexity-like stream cut before the chat.completion.done chunk.",
+        source=f"{SPEC_ONLY}; Perplexity end shape from {PERPLEXITY_FIXTURES}",
+        shape="Perplexity stream without its done chunk",
+        proves="a body ending with neither [DONE] nor a chat.completion.done chunk is "
+        "stream_closed",
+        body=body,
+        expect=dead_letter("stream_closed"),
+    )
+
+
+@case
+def openai_structured_output_refusal() -> Capture:
+    # OpenAI structured outputs: the refusal streams in delta.refusal (first "", then
+    # fragments) with content null, finish_reason "stop".  The refusal text concatenates;
+    # the choice refused -> error_code REFUSAL, not retryable, not EMPTY_RESPONSE; the text
+    # is the top-level refusal and choice 0's refusal.  No calls, no repairs.
+    s = Stream(
+        "chatcmpl-AZr9Tq3Lm7Xv1Bn5Kd8Wf2Hs", "gpt-4o-2024-08-06", 1794662000, "fp_2f406b9113"
+    )
+    text = "I'm sorry, I can't assist with that request."
+    body = sse(
+        s.chunk(choice({"role": "assistant", "content": None, "refusal": ""})),
+        s.chunk(choice({"refusal": "I'm sorry"})),
+        s.chunk(choice({"refusal": ", I can't assist"})),
+        s.chunk(choice({"refusal": " with that request."})),
+        s.chunk(choice({}, "stop")),
+    )
+    return Capture(
+        description="A structured-output refusal streamed in delta.refusal, finish stop.",
+        source=OPENAI_REFUSAL,
+        shape="OpenAI delta.refusal fragments, content null, stop",
+        proves="refusal text is kept; error_code REFUSAL, not retryable, never EMPTY_RESPONSE",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            error_code="REFUSAL",
+            refusal=text,
+            error_message=None,
+            reasoning=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": text,
+                }
+            ],
+            repairs=repairs(),
+            chunks=5,
+        ),
+    )
+
+
+GROQ_MESSAGE = (
+    "Failed to call a function. Please adjust your prompt. "
+    "See 'failed_generation' for more details."
+)
+
+
+@case
+def groq_error_event_tool_use_failed() -> Capture:
+    # Groq: a call starts, then an "event: error" frame (data {"error": {message, type
+    # invalid_request_error, code tool_use_failed, failed_generation}}) and no [DONE].  The
+    # error event ends the response: assembled, every call withheld, truncated false;
+    # error_code = the code string upper-cased (TOOL_USE_FAILED); error_message = its message;
+    # retryable false (no rate_limit/overload/server_error/unavailable in code or type).
+    # No finish reason ever arrived.  No repairs.
+    s = Stream(
+        "chatcmpl-9f1a3c5e-7b9d-4f1a-8c3e-5a7c9e1b3d5f",
+        "llama-3.3-70b-versatile",
+        1794662100,
+        "fp_3f3b593e33",
+    )
+    error = {
+        "error": {
+            "message": GROQ_MESSAGE,
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+            "failed_generation": (
+                '<function=get_weather>{"city": "Paris", "unit": celsius}</function>'
+            ),
+        }
+    }
+    text = (
+        event(
+            s.chunk(
+                choice({"role": "assistant", "content": None}),
+                x_groq={"id": "req_01k3c5e7g9j1m3p5r7t9v1x3z5"},
+            )
+        )
+        + event(
+            s.chunk(
+                choice(
+                    {
+                        "tool_calls": [
+                            {
+                                "id": "call_gq_8h2k4m6p",
+                                "type": "function",
+                                "function": {"name": "get_weather", "arguments": '{"city": "Par'},
+                                "index": 0,
+                            }
+                        ]
+                    }
+                )
+            )
+        )
+        + f"event: error\ndata: {dumps(error)}\n\n"
+    )
+    return Capture(
+        description="Groq: an event: error frame after a partial call, no [DONE].",
+        source=GROQ_CASSETTES,
+        shape="Groq event: error tool_use_failed, no [DONE]",
+        proves="an error event ends the response: assembled, calls withheld, error_code from "
+        "its code, error_message kept, not retryable, not truncated",
+        body=text.encode("utf-8"),
+        expect=assembled(
+            finish_reason=None,
+            error_code="TOOL_USE_FAILED",
+            error_message=GROQ_MESSAGE,
+            withheld=[call(0, 0, "call_gq_8h2k4m6p", "get_weather", '{"city": "Par', False)],
+            repairs=repairs(),
+        ),
+    )
+
+
+def _or_choice(delta: dict[str, Any], finish: Any = None, native: Any = None) -> dict[str, Any]:
+    """OpenRouter's choice: native_finish_reason beside finish_reason."""
+    return {
+        "index": 0,
+        "delta": delta,
+        "finish_reason": finish,
+        "native_finish_reason": native,
+        "logprobs": None,
+    }
+
+
+@case
+def openrouter_error_chunk_after_length() -> Capture:
+    # OpenRouter: finish_reason "length" on one chunk, then an ordinary chunk carrying
+    # "error": {"code": 400, "message": "Token limit reached"}, then [DONE].
+    # The error wins over the earlier finish reason: truncated false (finish_reason stays
+    # "length" verbatim), calls withheld; the code is a number (not a string) and there is no
+    # type -> error_code PROVIDER_ERROR; 400 is not 429/5xx -> not retryable.  The error
+    # chunk's own choice (content "", no finish reason) adds nothing.  Usage from the length
+    # chunk.  No repairs.
+    s = Stream("gen-1794662200-Lk3Mn5Pq7Rs9", "google/gemini-2.5-flash", 1794662200)
+    usage = {"prompt_tokens": 512, "completion_tokens": 64, "total_tokens": 576}
+    partial = '{"path": "essay.md", "content": "Once upon a time'
+    body = sse(
+        s.chunk(
+            _or_choice(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [opening(0, "tool_0_write_file_Zp4Xq8", "write_file")],
+                }
+            ),
+            provider="Google",
+        ),
+        s.chunk(
+            _or_choice({"role": "assistant", "tool_calls": [more(0, partial)]}), provider="Google"
+        ),
+        s.chunk(
+            _or_choice({"role": "assistant", "content": ""}, "length", "MAX_TOKENS"),
+            provider="Google",
+            usage=usage,
+        ),
+        s.chunk(
+            _or_choice({"role": "assistant", "content": ""}),
+            provider="Google",
+            error={"code": 400, "message": "Token limit reached"},
+        ),
+    )
+    return Capture(
+        description="OpenRouter: an error object in an ordinary chunk after finish length.",
+        source=OPENROUTER_CASSETTES,
+        shape="OpenRouter error chunk (code 400) after finish length, then [DONE]",
+        proves="a provider error wins over length: PROVIDER_ERROR, truncated false, "
+        "finish_reason verbatim, calls withheld, not retryable",
+        body=body,
+        expect=assembled(
+            finish_reason="length",
+            truncated=False,
+            error_code="PROVIDER_ERROR",
+            error_message="Token limit reached",
+            retryable=False,
+            withheld=[call(0, 0, "tool_0_write_file_Zp4Xq8", "write_file", partial, False)],
+            repairs=repairs(),
+            usage=usage,
+        ),
+    )
+
+
+@case
+def openrouter_error_chunk_rate_limited() -> Capture:
+    # Spec §6: a chunk whose top-level "error" is {"code": 429, ...} (numeric) after some text;
+    # no [DONE] follows (the error ends the response).  Numeric code, no type ->
+    # PROVIDER_ERROR; 429 -> retryable true.  The text before it counts as usual.
+    s = Stream("gen-1794662300-Rt5Yu7Io9Pa1", "deepseek/deepseek-chat-v3.1:free", 1794662300)
+    body = sse(
+        s.chunk(_or_choice({"role": "assistant", "content": "Let me check"}), provider="Chutes"),
+        {"error": {"code": 429, "message": "Rate limit exceeded: free-models-per-min."}},
+        done=False,
+    )
+    return Capture(
+        description="An error object with code 429 mid-stream, no [DONE].",
+        source=f"{SPEC_ONLY}; error-in-chunk shape from {OPENROUTER_CASSETTES}",
+        shape="error chunk code 429, no [DONE]",
+        proves="a 429 provider error is retryable; it ends the response without [DONE]",
+        body=body,
+        expect=assembled(
+            finish_reason=None,
+            content="Let me check",
+            error_code="PROVIDER_ERROR",
+            error_message="Rate limit exceeded: free-models-per-min.",
+            retryable=True,
+            repairs=repairs(),
+        ),
+    )
+
+
+@case
+def openrouter_midstream_server_error() -> Capture:
+    # Spec §6: a mid-stream error chunk with a string code ("server_error") and, in the same
+    # chunk, a choice with finish_reason "error"; nothing after it.  The chunk's own choice is
+    # applied (finish_reason "error", verbatim); the provider error decides the record:
+    # error_code = code upper-cased (SERVER_ERROR), retryable true (contains server_error),
+    # truncated false.  Content before it is kept.
+    s = Stream("gen-1794662400-Se2Dr4Ft6Gy8", "anthropic/claude-sonnet-4", 1794662400)
+    body = sse(
+        s.chunk(_or_choice({"role": "assistant", "content": "Here is the"}), provider="Anthropic"),
+        s.chunk(_or_choice({"role": "assistant", "content": " plan:"}), provider="Anthropic"),
+        s.chunk(
+            _or_choice({"content": ""}, "error"),
+            provider="Anthropic",
+            error={"code": "server_error", "message": "Provider disconnected unexpectedly"},
+        ),
+        done=False,
+    )
+    return Capture(
+        description="A mid-stream error chunk with a string code and finish_reason error.",
+        source=f"{SPEC_ONLY}; error-in-chunk shape from {OPENROUTER_CASSETTES}",
+        shape="error chunk code server_error with finish_reason error, no [DONE]",
+        proves="a string code becomes error_code upper-cased; server_error is retryable",
+        body=body,
+        expect=assembled(
+            finish_reason="error",
+            content="Here is the plan:",
+            error_code="SERVER_ERROR",
+            error_message="Provider disconnected unexpectedly",
+            retryable=True,
+            repairs=repairs(),
+        ),
+    )
+
+
+@case
+def error_event_overloaded_type() -> Capture:
+    # Spec §6: an "event: error" whose data is {"type": "error", "error": {"type":
+    # "overloaded_error", "message": "Overloaded"}}: the error object is data["error"]; no code
+    # -> its type upper-cased (OVERLOADED_ERROR); "overload" -> retryable true.  A call was
+    # under way: withheld.
+    s = Stream("chatcmpl-ov-3a5c7e9b1d", "claude-sonnet-4", 1794662500)
+    data = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    text = (
+        event(
+            s.chunk(
+                choice(
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            opening(0, "toolu_01Ov3Er5Lo7Ad9Ed1Xq", "search_web", '{"query": ')
+                        ],
+                    }
+                )
+            )
+        )
+        + f"event: error\ndata: {dumps(data)}\n\n"
+    )
+    return Capture(
+        description="An error event whose error object has a type and no code.",
+        source=SPEC_ONLY,
+        shape="event: error, error.type overloaded_error",
+        proves="without a code the error type names the error; overload is retryable",
+        body=text.encode("utf-8"),
+        expect=assembled(
+            finish_reason=None,
+            error_code="OVERLOADED_ERROR",
+            error_message="Overloaded",
+            retryable=True,
+            withheld=[call(0, 0, "toolu_01Ov3Er5Lo7Ad9Ed1Xq", "search_web", '{"query": ', False)],
+            repairs=repairs(),
+        ),
+    )
+
+
+@case
+def error_event_not_json() -> Capture:
+    # Spec §6: an "event: error" whose data is not JSON: PROVIDER_ERROR, the message is the data
+    # text, not retryable (no code or type to say otherwise).  It ends the response.
+    s = Stream("chatcmpl-nj-6b8d0f2a4c", "glm-4.6", 1794662600)
+    message = "upstream connect error or disconnect/reset before headers"
+    text = event(s.chunk(choice({"role": "assistant", "content": "Working"}))) + (
+        f"event: error\ndata: {message}\n\n"
+    )
+    return Capture(
+        description="An error event whose data is plain text.",
+        source=SPEC_ONLY,
+        shape="event: error with non-JSON data",
+        proves="a non-JSON error event is PROVIDER_ERROR with the text as message, not malformed",
+        body=text.encode("utf-8"),
+        expect=assembled(
+            finish_reason=None,
+            content="Working",
+            error_code="PROVIDER_ERROR",
+            error_message=message,
+            retryable=False,
+            repairs=repairs(),
         ),
     )
 
