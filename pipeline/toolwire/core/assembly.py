@@ -287,14 +287,10 @@ class Assembler:
     def _apply_call(self, chunk: WireChunk, choice_index: int, choice: Choice, position: int,
                     entry: WireToolCall) -> None:
         repairs = self.repairs
-        wire_index = entry.get("index")
-        # An argument fragment ({index, function}) is most of a stream: only other entries
-        # can mention a custom tool or carry provider fields.
-        plain = len(entry) == 2
+        wire_index = sent_index = entry.get("index")
         if wire_index is None:
             wire_index = position
             repairs[INDEX_FALLBACKS] += 1
-            plain = False
         elif type(wire_index) is not int or wire_index < 0:
             raise malformed(chunk, "a tool call 'index' is not a non-negative integer")
         function = entry.get("function")
@@ -306,7 +302,11 @@ class Assembler:
             arguments = None
         else:
             raise malformed(chunk, "'function' is not an object")
-        plain = plain and function is not None
+        offered_id = entry.get("id", ABSENT)
+        # Argument fragments ({index, function}, maybe with an id) are most of a stream: only
+        # other entries can mention a custom tool or carry provider fields.
+        plain = (len(entry) == (2 if offered_id is ABSENT else 3) and function is not None
+                 and sent_index is not None)
         fed_custom = False
         if not plain:
             custom = entry.get("custom")
@@ -315,15 +315,14 @@ class Assembler:
                 if fed_custom and custom is not None:
                     offered_name = custom.get("name", ABSENT)
                     arguments = custom.get("input")
-        offered_id = entry.get("id", ABSENT)
         call = choice.wire_index.get(wire_index)
         if call is None:
             call_index = wire_index
             if (choice_index, call_index) in self.calls:  # taken by an index-reuse split
                 call_index = choice.highest_index + 1
             call = self._new_call(choice_index, choice, wire_index, call_index)
-        elif (((offered_id is not ABSENT and offered_id != call.id and call.id is not None
-                and accept_identity(offered_id))
+        elif (((offered_id is not ABSENT and offered_id and offered_id != call.id
+                and call.id is not None and accept_identity(offered_id))
                or (call.id is None and self.synthesize_ids and arguments
                    and offered_name == call.name and call.name is not None))
               and self._starts_new_call(call, offered_name, arguments)):
