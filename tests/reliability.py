@@ -44,12 +44,18 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from tests.app.support import Deployment, Worker, request_chunks
+from tests.app.support import (
+    SYNTHESIZING_PROVIDER,
+    Deployment,
+    Worker,
+    request_chunks,
+    with_provider,
+)
 from tests.app.test_pipeline_broker import comparable
 from tests.core.captures import CAPTURES
 from tests.hostile import partition_of
 from toolwire.broker import local
-from toolwire.core import Limits, assemble
+from toolwire.core import Limits, Provenance, assemble
 from toolwire.status import group_members
 from toolwire.stream.messages import H_IDEMPOTENCY_KEY, idempotency_key
 
@@ -228,7 +234,8 @@ def corpus_responses(count: int, *, prefix: str, partitions: int, rng: random.Ra
                      limits: Limits | None = None, largest_slice: int = 96) -> list[Planned]:
     """``count`` responses drawn from the core corpus (non-strict captures, each used in
     turn, in a shuffled order per round), each with its own session and request id, cut at
-    random, ended by an ``eof`` message; the expected record is ``assemble()``'s."""
+    random, ended by an ``eof`` message; the expected record is ``assemble()``'s (with the
+    synthesizing provider and the request id for captures that expect synthesized ids)."""
     usable = [c for c in CAPTURES if not c.options.strict]
     out: list[Planned] = []
     order: list[int] = []
@@ -242,10 +249,17 @@ def corpus_responses(count: int, *, prefix: str, partitions: int, rng: random.Ra
                  else tuple(sorted(capture.options.declared_tools)))
         options = capture.options if limits is None else dataclasses.replace(
             capture.options, limits=limits)
-        record = dict(assemble(capture.body, options))
         partition = partition_of(session.encode(), partitions)
         chunks = request_chunks(session, request, cut(capture.body, rng, 8, largest_slice),
                                 tools=tools)
+        if capture.options.synthesize_ids:
+            # The workers synthesize ids for this provider only, seeded by the request id:
+            # the same ids must come out whatever kill or restart happened in between.
+            chunks = with_provider(chunks, SYNTHESIZING_PROVIDER)
+            record = dict(assemble(capture.body, options, Provenance(
+                request_id=request, session_id=session, provider=SYNTHESIZING_PROVIDER)))
+        else:
+            record = dict(assemble(capture.body, options))
         messages = tuple(Send(session.encode(), c.value, tuple(c.headers()), partition,
                               request, c.end is not None) for c in chunks)
         sink = "assembled" if record["outcome"] == "assembled" else "deadletter"

@@ -8,7 +8,11 @@ table can only be written from an event of its partition).
 
 A replay re-publishes a dead letter's raw chunks to the input topic under a new request id
 derived from the dead letter's place (so replaying the same dead letter twice gives the same
-request, which the worker publishes once) and marked with ``toolwire-replay-of``.
+request, which the worker publishes once) and marked with ``toolwire-replay-of``. It carries the
+original request's ``declared-tools`` as the dead letter recorded them: without them the worker
+would skip the declared-tools check, and an ``unknown_tool`` dead letter replayed unchanged would
+come out as an executable call. (A dead letter written before they were recorded has no
+``declared_tools`` field; its replay is not checked against them, as before.)
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from toolwire.stream.messages import (
     CONTROL_RELEASE,
     H_CHUNK_SEQ,
     H_CONTROL,
+    H_DECLARED_TOOLS,
     H_END,
     H_MODEL,
     H_PROVIDER,
@@ -45,6 +50,11 @@ _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 class DeadLetterNotFound(LookupError):
     """No dead letter at that reference."""
+
+
+class NotReplayable(ValueError):
+    """A dead letter whose raw chunks do not hold the whole body, or whose record cannot say
+    what the request declared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +75,28 @@ class StoredDeadLetter:
     @property
     def reason(self) -> str:
         return str(self.record.get("reason") or self.headers.get("toolwire.errors.reason", "?"))
+
+    @property
+    def declared_tools_known(self) -> bool:
+        """Whether the dead letter records the request's declared tools (``null`` included:
+        then the request declared none). Dead letters written before they were recorded lack
+        the field, and whether the request declared any is unknown."""
+        return "declared_tools" in self.record
+
+    @property
+    def declared_tools(self) -> frozenset[str] | None:
+        """The tool names the request declared, as recorded; ``None`` when it declared none or
+        when that is unknown (see :attr:`declared_tools_known`). A value that is not a list of
+        names raises :class:`NotReplayable`: guessing would decide which calls may run."""
+        value = self.record.get("declared_tools")
+        if value is None:
+            return None
+        if type(value) is not list or not all(
+                type(name) is str and name.strip() == name and name and "," not in name
+                for name in value):
+            raise NotReplayable(f"dead letter {self.ref} has a declared_tools that is not a "
+                                "list of tool names: what its request declared is unreadable")
+        return frozenset(value)
 
     def raw_body(self) -> bytes:
         """The raw chunks, concatenated: the body as the gateway sent it (as far as kept)."""
@@ -183,10 +215,6 @@ def replay_request_id(letter: StoredDeadLetter, topic: str) -> str:
     return original.encode()[:room].decode("utf-8", "ignore") + suffix
 
 
-class NotReplayable(ValueError):
-    """A dead letter whose raw chunks do not hold the whole body."""
-
-
 def replay_messages(letter: StoredDeadLetter, topic: str
                     ) -> tuple[bytes, list[tuple[bytes, list[tuple[str, bytes]]]]]:
     """(key, [(value, headers)]) that re-publish a dead letter's body as a new request."""
@@ -205,6 +233,11 @@ def replay_messages(letter: StoredDeadLetter, topic: str
         base.append((H_PROVIDER, str(record["provider"]).encode()))
     if record.get("model"):
         base.append((H_MODEL, str(record["model"]).encode()))
+    tools = letter.declared_tools
+    if tools is not None:
+        # Sorted, so that the same dead letter always gives the same messages. An empty list
+        # (the request declared no tools) travels as an empty header: every call is unknown.
+        base.append((H_DECLARED_TOOLS, ",".join(sorted(tools)).encode()))
     messages = [(value, [*base, (H_CHUNK_SEQ, str(seq).encode())])
                 for seq, value in enumerate(chunks)]
     messages.append((b"", [*base, (H_CHUNK_SEQ, str(len(chunks)).encode()),

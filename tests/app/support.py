@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -24,6 +24,11 @@ from toolwire.stream.messages import H_CHUNK_SEQ, H_DECLARED_TOOLS, H_END, H_REQ
 
 READY_LINE = "[^Worker]: Ready"
 
+
+
+#: The ``provider`` header for which every test worker synthesizes missing call ids
+#: (``TOOLWIRE_SYNTHESIZE_IDS``): corpus captures that expect synthesis are sent with it.
+SYNTHESIZING_PROVIDER: Final = "synthesizing-provider"
 
 @dataclass
 class Deployment:
@@ -62,6 +67,8 @@ class Deployment:
             "TOOLWIRE_STATE_DIR": str(self.state_dir),
             # A SIGKILLed worker's partitions come back after this long (Kafka's minimum).
             "TOOLWIRE_SESSION_TIMEOUT": "6",
+            # Responses whose provider header names it get synthesized ids; no other does.
+            "TOOLWIRE_SYNTHESIZE_IDS": SYNTHESIZING_PROVIDER,
         })
         return env
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
 
 from tests.app.support import (
+    SYNTHESIZING_PROVIDER,
     Chunk,
     Deployment,
     Worker,
@@ -19,10 +22,12 @@ from tests.app.support import (
     interleave,
     produce,
     request_chunks,
+    with_provider,
 )
 from tests.app.test_pipeline_broker import comparable, slices
 from tests.core.captures import CAPTURES
-from toolwire.core import assemble
+from tests.core.sse import body, call, chunk
+from toolwire.core import Options, Provenance, assemble
 
 pytestmark = pytest.mark.broker
 
@@ -34,8 +39,16 @@ def plan(count: int) -> tuple[list[list[Chunk]], dict[str, dict[str, Any]]]:
         tools = (None if capture.options.declared_tools is None
                  else tuple(sorted(capture.options.declared_tools)))
         request = f"crash-{capture.name}"
-        streams.append(request_chunks(f"cs{n}", request, slices(capture.body, 16), tools=tools))
-        expected[request] = assemble(capture.body, capture.options)
+        stream = request_chunks(f"cs{n}", request, slices(capture.body, 16), tools=tools)
+        if capture.options.synthesize_ids:
+            # Synthesized for this provider only, seeded by the request id: the same ids
+            # whatever the crash.
+            stream = with_provider(stream, SYNTHESIZING_PROVIDER)
+            expected[request] = assemble(capture.body, capture.options, Provenance(
+                request_id=request, session_id=f"cs{n}", provider=SYNTHESIZING_PROVIDER))
+        else:
+            expected[request] = assemble(capture.body, capture.options)
+        streams.append(stream)
     return streams, expected
 
 
@@ -120,3 +133,73 @@ def test_restored_open_stream_is_swept_after_a_restart(kafka_bootstrap: str,
         after.stop()
     assert [(r["request_id"], r["reason"]) for r in records] == [("idle-r", "stream_abandoned")]
     assert [c["seq"] for c in records[0]["raw_chunks"]] == [0, 1, 2]
+
+
+#: Two parallel calls whose chunks never carry an id (as Ollama streams them).
+NO_IDS = body(chunk(call(0, name="read_file", arguments='{"path":'),
+                    call(1, name="search", arguments='{"q":')),
+              chunk(call(0, arguments='"a"}'), call(1, arguments='"b"}')),
+              chunk(finish="tool_calls"))
+
+
+@dataclass
+class Synthesizing(Deployment):
+    """Workers that synthesize the ids a provider leaves out (``TOOLWIRE_SYNTHESIZE_IDS``)."""
+
+    providers: str = "*"
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "TOOLWIRE_SYNTHESIZE_IDS": self.providers}
+
+
+async def committed(dep: Deployment) -> int:
+    """Input messages the worker group has committed, all partitions together."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=dep.bootstrap)
+    await admin.start()
+    try:
+        offsets = await admin.list_consumer_group_offsets(dep.name)  # the app id
+    finally:
+        await admin.close()
+    return sum(max(o.offset, 0) for tp, o in offsets.items() if tp.topic == dep.chunks)
+
+
+def test_synthesized_ids_are_equal_across_a_worker_restart(kafka_bootstrap: str,
+                                                           tmp_path: Path) -> None:
+    """The first chunks are committed (so in the changelog) when the worker is killed; the
+    next worker rebuilds the response from the changelog and gives the ids the request id
+    gives offline: a crash cannot change the id a session store or executor keyed on."""
+    dep = Synthesizing(kafka_bootstrap, tmp_path, providers="ollama")
+    asyncio.run(dep.create_topics())
+    request = "syn-r"
+    messages = with_provider(request_chunks("syn-s", request, slices(NO_IDS, 30)), "ollama")
+    half = len(messages) // 2
+    first = Worker(dep, "first")
+    try:
+        first.wait_ready()
+        asyncio.run(produce(kafka_bootstrap, dep.chunks, messages[:half]))
+        deadline = time.monotonic() + 60
+        while asyncio.run(committed(dep)) < half:  # flushed to the changelog, then committed
+            assert time.monotonic() < deadline, f"not committed in 60 s:\n{first.tail()}"
+            time.sleep(0.5)
+    finally:
+        first.kill()
+    assert first.errors() == []
+    asyncio.run(produce(kafka_bootstrap, dep.chunks, messages[half:]))
+    second = Worker(dep, "second")
+    try:
+        second.wait_ready()
+        records = asyncio.run(collect(kafka_bootstrap, [dep.assembled, dep.deadletter],
+                                      until=1, idle=3, timeout=120))
+    finally:
+        second.stop()
+    assert second.errors() == []
+    assert f"request {request}: rebuilt from" in second.log.read_text(errors="replace")
+    assert [r["_topic"] for r in records] == [dep.assembled], records
+    calls = records[0]["tool_calls"]
+    offline = assemble(NO_IDS, Options(synthesize_ids=True), Provenance(request_id=request))
+    assert offline["outcome"] == "assembled"
+    assert [c["id"] for c in calls] == [c["id"] for c in offline["tool_calls"]]
+    assert all(c["id"].startswith("call_tw_") and c["id_synthesized"] is True for c in calls)
+    assert len({c["id"] for c in calls}) == 2
+    assert [c["arguments"] for c in calls] == ['{"path":"a"}', '{"q":"b"}']
+    assert records[0]["repairs"]["ids_synthesized"] == 2

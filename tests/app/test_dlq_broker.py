@@ -90,3 +90,45 @@ def test_list_show_and_replay_after_the_fix(kafka_bootstrap: str, tmp_path: Path
     assert replays[0]["outcome"] == "assembled"
     assert [c["id"] for c in replays[0]["tool_calls"]] == ["call_a", "call_b"]
     assert replays[0]["session_id"] == "s1"
+
+
+def test_an_unknown_tool_dead_letter_replayed_unchanged_is_unknown_tool_again(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """The replay carries the declared tools the dead letter recorded: replayed without them,
+    the undeclared call would come out assembled, as executable."""
+    dep = Deployment(kafka_bootstrap, tmp_path)
+    asyncio.run(dep.create_topics())
+    worker = Worker(dep, "tools")
+    try:
+        worker.wait_ready()
+        asyncio.run(produce(kafka_bootstrap, dep.chunks, request_chunks(
+            "s-undeclared", "r-undeclared", [ONE_CALL[:60], ONE_CALL[60:]],
+            tools=("search", "get_weather"))))
+        first = asyncio.run(collect(kafka_bootstrap, [dep.assembled, dep.deadletter],
+                                    until=1, idle=0.5, timeout=90))
+        assert [(r["reason"], r["declared_tools"]) for r in first] == [
+            ("unknown_tool", ["get_weather", "search"])]
+
+        listed = toolwire(dep, "dlq", "list", "--json", "--reason", "unknown_tool")
+        assert listed.returncode == 0, listed.stderr
+        [ref] = [orjson.loads(line)["ref"] for line in listed.stdout.splitlines()]
+        shown = toolwire(dep, "dlq", "show", ref)
+        assert shown.returncode == 0, shown.stderr
+        report = orjson.loads(shown.stdout)
+        assert report["declared_tools_known"] is True and "notes" not in report
+        assert report["record_today"]["reason"] == "unknown_tool"
+        assert report["replay_would_differ"] is False
+
+        replayed = toolwire(dep, "dlq", "replay", ref, "--release")
+        assert replayed.returncode == 0, replayed.stderr
+        after = asyncio.run(collect(kafka_bootstrap, [dep.assembled, dep.deadletter],
+                                    until=2, idle=3, timeout=90))
+    finally:
+        worker.stop()
+    assert worker.errors() == []
+    replays = [r for r in after if str(r["request_id"]).startswith("r-undeclared~replay-")]
+    assert [(r["_topic"], r["reason"], r["declared_tools"]) for r in replays] == [
+        (dep.deadletter, "unknown_tool", ["get_weather", "search"])]
+    assert replays[0]["calls"][0]["name"] == "read_file"
+    assert replays[0]["request_id"] == report["record_today"]["request_id"]
+    assert [r for r in after if r["_topic"] == dep.assembled] == []

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.app.support import (
+    SYNTHESIZING_PROVIDER,
     Chunk,
     Deployment,
     Worker,
@@ -24,11 +25,12 @@ from tests.app.support import (
     produce,
     request_chunks,
     topic_bytes,
+    with_provider,
 )
 from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
-from toolwire.core import assemble
-from toolwire.stream.messages import H_CONTROL, idempotency_key
+from toolwire.core import Provenance, assemble
+from toolwire.stream.messages import H_CHUNK_SEQ, H_CONTROL, idempotency_key
 
 pytestmark = pytest.mark.broker
 
@@ -102,14 +104,21 @@ def test_every_capture_in_several_slicings_interleaved_yields_its_record_exactly
             continue  # strict is a deployment setting: covered by the processor tests
         tools = (None if capture.options.declared_tools is None
                  else tuple(sorted(capture.options.declared_tools)))
-        record = assemble(capture.body, capture.options)
-        topic = dep.assembled if record["outcome"] == "assembled" else dep.deadletter
         for way, pieces in (("events", events(capture.body)), ("s7", slices(capture.body, 7)),
                             ("s64", slices(capture.body, 64))):
             request = f"{capture.name}-{way}"
             # Few sessions, so requests share partitions; each request its own session, so a
             # dead letter's quarantine holds no other capture.
-            streams.append(request_chunks(f"{request}-s{n}", request, pieces, tools=tools))
+            stream = request_chunks(f"{request}-s{n}", request, pieces, tools=tools)
+            if capture.options.synthesize_ids:
+                # The worker synthesizes ids for this provider only, seeded by the request id.
+                stream = with_provider(stream, SYNTHESIZING_PROVIDER)
+                record = assemble(capture.body, capture.options, Provenance(
+                    request_id=request, provider=SYNTHESIZING_PROVIDER))
+            else:
+                record = assemble(capture.body, capture.options)
+            topic = dep.assembled if record["outcome"] == "assembled" else dep.deadletter
+            streams.append(stream)
             expected[request] = (topic, record)
     del strict_dep
     worker = Worker(dep)
@@ -163,6 +172,21 @@ def test_malformed_message_among_good_ones(deployment: tuple[Deployment, Worker]
     got = run(dep, interleave(good[0], bad, good[1], good[2]), until=4)
     assert [r["reason"] for r in got["bad-r"]] == ["malformed_message"]
     assert all(got[f"ok-r{i}"][0]["outcome"] == "assembled" for i in range(3))
+
+
+def test_a_malformed_message_of_an_open_response_fails_it_at_once(
+        deployment: tuple[Deployment, Worker]) -> None:
+    """One dead letter, with the response's raw chunks and the bad message's; not a dead
+    letter of the message now and a ``stream_abandoned`` of the response one TTL later."""
+    dep, _ = deployment
+    parts = events(GOOD)  # the call's name is known after the first message
+    opened = request_chunks("mo-s", "mo-r", parts[:2], end=None)
+    bad = Chunk("mo-s", "mo-r", None, parts[2],
+                extra_headers=((H_CHUNK_SEQ, str(10**30).encode()),))
+    got = run(dep, [*opened, bad], until=1, idle=8)  # idle past the TTL (4 s) and a sweep
+    assert [r["reason"] for r in got["mo-r"]] == ["malformed_message"]
+    assert [c["seq"] for c in got["mo-r"][0]["raw_chunks"]] == [0, 1, 2]
+    assert got["mo-r"][0]["calls"][0]["name"] == "get_weather"
 
 
 def test_quarantine_and_release(deployment: tuple[Deployment, Worker]) -> None:

@@ -56,7 +56,11 @@ def add(sub: Subparsers) -> None:
         "show", help="one dead letter: decision, provenance, raw chunks, today's record",
         description="Print one dead letter: the decision and its provenance, the raw chunks "
                     "decoded, and beside them the record 'toolwire assemble' gives for that "
-                    "body with this release (what a replay would publish).")
+                    "body with this release, the request's declared tools and these settings "
+                    "(what a replay would publish, under the replay's request id). A dead "
+                    "letter written before declared tools were recorded says so "
+                    "(declared_tools_known: false): its record is then not checked against "
+                    "them.")
     show.add_argument("ref", metavar="PARTITION:OFFSET")
     show.set_defaults(handler=run_show)
 
@@ -66,8 +70,11 @@ def add(sub: Subparsers) -> None:
         description="Re-publish the raw chunks of dead letters to the input topic as new "
                     "requests marked 'toolwire-replay-of: <original request id>'. The new "
                     "request id is derived from the dead letter's place, so replaying the same "
-                    "dead letter twice publishes one response. A quarantined session holds the "
-                    "replay too: release it first, or pass --release.")
+                    "dead letter twice publishes one response. The replay carries the request's "
+                    "declared tools as the dead letter recorded them, so it is checked against "
+                    "them again (a dead letter too old to record them is replayed unchecked, "
+                    "with a warning). A quarantined session holds the replay too: release it "
+                    "first, or pass --release.")
     replay.add_argument("refs", nargs="*", metavar="PARTITION:OFFSET",
                         help="dead letters to replay (or select with --reason/--since)")
     replay.add_argument("--rate", type=positive_seconds, default=500.0, metavar="MSG/S",
@@ -145,8 +152,14 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from toolwire.core import Options, Provenance, assemble
-    from toolwire.dlq import DeadLetterNotFound, fetch_dead_letter, parse_ref
+    from toolwire.core import Assembler, Options, Provenance, decide
+    from toolwire.dlq import (
+        DeadLetterNotFound,
+        NotReplayable,
+        fetch_dead_letter,
+        parse_ref,
+        replay_request_id,
+    )
     from toolwire.settings import limits_from_env
 
     prog = f"{PROG} show"
@@ -166,10 +179,33 @@ def run_show(args: argparse.Namespace) -> int:
         raise kafka_failure(prog, exc, bootstrap, settings, security) from None
     record = letter.record
     body = letter.raw_body()
-    today = assemble(body, Options(strict=settings.strict, limits=limits_from_env()),
-                     Provenance(request_id=record.get("request_id"),
-                                session_id=record.get("session_id"),
-                                provider=record.get("provider"), model=record.get("model")))
+    notes: list[str] = []
+    known = letter.declared_tools_known
+    try:
+        tools = letter.declared_tools
+    except NotReplayable as exc:
+        tools, known = None, False
+        notes.append(f"{exc}; record_today is not checked against declared tools, and a "
+                     "replay is refused")
+    else:
+        if not known:
+            notes.append("the request's declared tools are unknown (this dead letter does "
+                         "not record them): record_today is not checked against them, and "
+                         "neither would a replay be")
+    provider = record.get("provider")
+    provider = None if provider is None else str(provider)
+    # As the worker would assemble the replay: the same declared tools and the same id
+    # synthesis, in the assembler (its split rule) and the decision, seeded by the request
+    # id, so the replay's id gives the ids the replay would carry.
+    synthesize = settings.synthesizes_ids(provider)
+    options = Options(declared_tools=tools, strict=settings.strict, synthesize_ids=synthesize,
+                      limits=limits_from_env())
+    asm = Assembler(options.limits, synthesize_ids=synthesize)
+    asm.feed(body)
+    today = decide(asm, options, Provenance(
+        request_id=replay_request_id(letter, settings.topic_deadletter),
+        session_id=record.get("session_id"), provider=provider, model=record.get("model"),
+        declared_tools=tools))
     shown = {k: v for k, v in record.items() if k != "raw_chunks"}
     out = {
         "ref": letter.ref,
@@ -177,11 +213,16 @@ def run_show(args: argparse.Namespace) -> int:
         "headers": dict(letter.headers),
         "raw_chunks": [{"seq": c["seq"], "text": _text(c["value_b64"])}
                        for c in record.get("raw_chunks") or ()],
+        "declared_tools_known": known,
         "record_today": today,
         "replay_would_differ": (today.get("outcome"), today.get("reason"))
                                != (record.get("outcome"), record.get("reason")),
     }
+    if notes:
+        out["notes"] = notes
     print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
+    for note in notes:
+        print(f"{prog}: {letter.ref}: {note}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -218,6 +259,11 @@ def run_replay(args: argparse.Namespace) -> int:
         letters = _select(args, prog)
     if not letters:
         raise Failure("no dead letter matches", prog)
+    for letter in letters:
+        if not letter.declared_tools_known:
+            print(f"{prog}: {letter.ref} does not record its request's declared tools (an "
+                  "older dead letter): its replay is not checked against them",
+                  file=sys.stderr)
     last = [0.0]
     started = time.monotonic()
 

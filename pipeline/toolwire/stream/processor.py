@@ -112,8 +112,11 @@ class Live:
 
     @property
     def provenance(self) -> Provenance:
+        # The declared tools travel into every dead letter, so that a replay (and the record
+        # ``toolwire dlq show`` computes) checks the same tools as the original did.
         return Provenance(request_id=self.request_id, session_id=self.session_id,
-                          provider=self.provider, model=self.model)
+                          provider=self.provider, model=self.model,
+                          declared_tools=self.tools)
 
 
 class Processor:
@@ -165,6 +168,10 @@ class Processor:
             return self._control(msg, control)
         fault, request_id, session_id, seq = _read_envelope(msg)
         if fault is not None:
+            if request_id is not None:
+                failed = self._malformed_in_response(msg, request_id, fault)
+                if failed is not None:
+                    return failed
             return self._malformed_message(msg, session_id, request_id, fault)
         assert request_id is not None and session_id is not None and seq is not None
         try:
@@ -271,14 +278,19 @@ class Processor:
                 f"the gateway ended the body with {end!r} before data: [DONE]"))
         return self._finish(live, self._decide(live))
 
+    def _assembler(self, provider: str | None) -> Assembler:
+        """A new assembler for a response of ``provider``: every path that builds one (open,
+        rebuild, internal failure) must agree on id synthesis, or a response rebuilt after a
+        crash would be assembled under other rules than before it."""
+        return Assembler(self.settings.limits,
+                         synthesize_ids=self.settings.synthesizes_ids(provider))
+
     def _open(self, request_id: str, session_id: str, msg: InputMessage) -> Live:
-        tools_text = msg.header(H_DECLARED_TOOLS)
-        tools = (frozenset(t.strip() for t in tools_text.split(",") if t.strip())
-                 if tools_text is not None else None)
+        provider = msg.header(H_PROVIDER) or None
         live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
-                    provider=msg.header(H_PROVIDER) or None, model=msg.header(H_MODEL) or None,
-                    tools=tools,
-                    first_offset=msg.offset, assembler=Assembler(self.settings.limits),
+                    provider=provider, model=msg.header(H_MODEL) or None,
+                    tools=_tools(msg.header(H_DECLARED_TOOLS)),
+                    first_offset=msg.offset, assembler=self._assembler(provider),
                     opened=self.wall())
         self.live[request_id] = live
         self.touched[request_id] = live  # its metadata is written at the next flush
@@ -290,7 +302,7 @@ class Processor:
         live = Live(request_id=request_id, session_id=state.session, partition=state.partition,
                     provider=state.provider, model=state.model,
                     tools=None if state.tools is None else frozenset(state.tools),
-                    first_offset=state.first_offset, assembler=Assembler(self.settings.limits),
+                    first_offset=state.first_offset, assembler=self._assembler(state.provider),
                     opened=state.opened)
         chunks = list(self.chunks.stored(request_id, state))
         for stored in chunks:
@@ -343,9 +355,13 @@ class Processor:
                                                   "internal_error", detail), extra_raw=extra)
         # It failed before the response was open in memory: fail it from this message alone,
         # and mark it decided so that its later chunks are not assembled without this one.
+        # Its headers are sound (the envelope was read), and the declared tools among them
+        # must reach the dead letter: a replay without them would skip the check.
+        provider = msg.header(H_PROVIDER) or None
         live = Live(request_id=request_id, session_id=session_id, partition=msg.partition,
-                    provider=None, model=None, tools=None, first_offset=msg.offset,
-                    assembler=Assembler(self.settings.limits), last_offset=msg.offset)
+                    provider=provider, model=msg.header(H_MODEL) or None,
+                    tools=_tools(msg.header(H_DECLARED_TOOLS)), first_offset=msg.offset,
+                    assembler=self._assembler(provider), last_offset=msg.offset)
         return self._finish(live, dead_letter(live.assembler, live.provenance,
                                               "internal_error", detail),
                             extra_raw=[(seq, msg.value)])
@@ -354,6 +370,7 @@ class Processor:
 
     def _decide(self, live: Live) -> Decision:
         options = Options(declared_tools=live.tools, strict=self.settings.strict,
+                          synthesize_ids=self.settings.synthesizes_ids(live.provider),
                           limits=self.settings.limits)
         return decide(live.assembler, options, live.provenance)
 
@@ -504,10 +521,57 @@ class Processor:
         self.stats["records_too_large"] += 1
         return dead_letter(live.assembler, live.provenance, "oversize", detail)
 
+    def _malformed_in_response(self, msg: InputMessage, request_id: str,
+                               fault: str) -> list[Output] | None:
+        """A malformed message of a response that is open fails that response now.
+
+        Left open, the response could only end one TTL later as ``stream_abandoned`` (its
+        chunk is missing, so it can never assemble), with its session free to go on past it
+        meanwhile. It gets one dead letter instead, ``malformed_message``, with its raw chunks
+        and this message's bytes as the next one (a replay after the gateway is fixed needs
+        them all), and its session is quarantined as for any dead letter. ``None`` when the
+        request names no open response (never seen, pending, or decided): the message is then
+        dead-lettered on its own, as before.
+        """
+        try:
+            live = self.live.get(request_id)  # open in memory: never pending
+            if live is None:
+                if request_id in self.pending:
+                    return None
+                state = self.responses.get(request_id)
+                if not isinstance(state, OpenResponse):
+                    return None  # unknown, or decided (a done marker)
+                live = self._rebuild(request_id, state)
+            live.last_offset = msg.offset
+            if msg.timestamp is not None:
+                live.last_timestamp = msg.timestamp
+                if live.first_timestamp is None:
+                    live.first_timestamp = msg.timestamp
+            self.stats["malformed_messages"] += 1
+            self.stats["responses_failed_by_malformed_message"] += 1
+            log.info("request %s: a malformed message at %s[%d]@%d fails the open response",
+                     request_id, msg.topic, msg.partition, msg.offset,
+                     extra={"request_id": request_id, "session_id": live.session_id,
+                            "partition": msg.partition, "offset": msg.offset})
+            return self._finish(live, dead_letter(
+                live.assembler, live.provenance, "malformed_message",
+                f"{fault} (a message of this open response, at offset {msg.offset}: "
+                "the response fails with it)"),
+                extra_raw=[(live.next_seq, msg.value)])
+        except Exception:
+            # Its table state could not be read or rebuilt: the message is still dead-lettered
+            # on its own (the response, missing this chunk, cannot assemble past the gap).
+            log.error("request %s: internal error while failing it for a malformed message",
+                      request_id, exc_info=True, extra={"request_id": request_id})
+            self.stats["internal_errors"] += 1
+            return None
+
     def _malformed_message(self, msg: InputMessage, session: str | None,
                            request_id: str | None, detail: str) -> list[Output]:
         """A message that breaks the input contract cannot join a response: dead-letter it."""
         record = message_fault("malformed_message", detail, request_id, session)
+        # Its declared tools, if its header can be read, so a replay checks them too.
+        record["declared_tools"] = _readable_tools(msg.headers.get(H_DECLARED_TOOLS))
         self.stats["malformed_messages"] += 1
         self._quarantine(msg.partition, session, record)
         self._message_dead_letter("malformed_message", msg)
@@ -531,6 +595,7 @@ class Processor:
         record = message_fault("internal_error",
                                f"{type(exc).__name__} in the processor (see the worker log)",
                                None, None)
+        record["declared_tools"] = _readable_tools(msg.headers.get(H_DECLARED_TOOLS))
         self.stats["internal_errors"] += 1
         self._message_dead_letter("internal_error", msg)
         return self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
@@ -723,6 +788,26 @@ def _read_envelope(msg: InputMessage) -> tuple[str | None, str | None, str | Non
     if faults:
         return "; ".join(faults), request_id or None, session_id or None, seq
     return None, request_id, session_id, seq
+
+
+def _tools(text: str | None) -> frozenset[str] | None:
+    """The ``declared-tools`` header's names; ``None`` without the header (no check), and
+    the empty set for an empty one (the request declared no tools: every call is unknown)."""
+    if text is None:
+        return None
+    return frozenset(t.strip() for t in text.split(",") if t.strip())
+
+
+def _readable_tools(raw: bytes | None) -> list[str] | None:
+    """A malformed message's declared tools for its dead letter, sorted, when its header is
+    within the contract's bound and UTF-8; else ``None``, as for a message without one."""
+    if raw is None or len(raw) > MAX_TOOLS_BYTES:
+        return None
+    try:
+        tools = _tools(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    return None if tools is None else sorted(tools)
 
 
 def _quote(raw: bytes, limit: int = 40) -> str:
