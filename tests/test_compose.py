@@ -7,7 +7,8 @@ file agrees with the code and the other files it names: every ``TOOLWIRE_*`` var
 setting the code reads and its value parses, the workers' topics are the contracts topics-init
 applies, Prometheus scrapes every worker on its metrics port with the rules mounted where its
 configuration looks for them, and Grafana gets the datasource and the dashboard directory that
-its provisioning files name.
+its provisioning files name. The workers' healthcheck is run, as written, against a real probe
+server.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ import dataclasses
 import json
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 import yaml
 
+from toolwire.app.health import Health, serve
 from toolwire.broker.local import ENV_CACHE, kafka_version
 from toolwire.core.limits import Limits
+from toolwire.metrics import WorkerMetrics
 from toolwire.settings import Settings, known_variables
 from toolwire.topics import ENV_TOPICS_DIR, load_contracts
 
@@ -250,7 +255,84 @@ def test_workers_serve_metrics_on_all_interfaces_published_on_loopback(
         assert [(ip, target) for ip, _, target in ports] == [
             ("127.0.0.1", settings.metrics_port)], f"{name}: publish the metrics port only"
         check = " ".join(worker["healthcheck"]["test"])
-        assert f":{settings.metrics_port}/metrics" in check, name
+        assert f"127.0.0.1:{settings.metrics_port}/healthz" in check, name
+
+
+def _healthcheck(service: dict[str, Any]) -> list[str]:
+    """The healthcheck's command in exec form (``CMD``; ``CMD-SHELL`` through ``sh -c``)."""
+    test = service["healthcheck"]["test"]
+    if isinstance(test, str):
+        return ["sh", "-c", test]
+    kind, *args = [str(part) for part in test]
+    assert kind in ("CMD", "CMD-SHELL"), test
+    return args if kind == "CMD" else ["sh", "-c", " ".join(args)]
+
+
+def test_workers_are_restarted_and_probed_for_liveness(
+        services: dict[str, dict[str, Any]]) -> None:
+    """A worker that exits (75 on a publish fault) is restarted; its healthcheck asks /healthz,
+    which turns 503 on a failed or stalled worker, and gives the start time to join."""
+    for name, worker in _workers(services).items():
+        assert worker.get("restart") == "unless-stopped", name
+        check = worker["healthcheck"]
+        command = _healthcheck(worker)
+        assert command[:2] == ["python", "-c"], f"{name}: the image has python, not curl"
+        assert "/healthz" in command[2] and "/metrics" not in command[2], name
+        seconds = {key: _duration(check[key]) for key in ("interval", "timeout", "start_period")}
+        assert seconds["timeout"] <= seconds["interval"], name
+        assert 1 <= int(check["retries"]) <= 5, name
+        assert seconds["start_period"] >= 30, f"{name}: a worker takes a while to join"
+        assert _depends_on(worker)["kafka"] == "service_healthy", name
+
+
+def test_the_workers_healthcheck_runs_against_a_real_probe() -> None:
+    """The healthcheck's Python, as Compose runs it, against the real server: exit 0 while
+    live, non-zero with the reason on stderr (what ``docker inspect`` shows) once not."""
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    worker = next(iter(_workers(services).values()))
+    port = _settings(worker).metrics_port
+    command = _healthcheck(worker)
+    clock = [0.0]
+    health = Health(120, clock=lambda: clock[0])
+    server = serve(health, WorkerMetrics({}, dict, health=health).registry, "127.0.0.1", 0)
+    try:
+        code = command[2].replace(f"127.0.0.1:{port}/", f"127.0.0.1:{server.port}/")
+        assert code != command[2]
+
+        def probe() -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                  timeout=30, check=False)
+
+        health.started()
+        live = probe()
+        assert live.returncode == 0 and live.stdout.strip() == "ok", live.stderr
+        health.backlog(True)
+        clock[0] += 121
+        stalled = probe()
+        assert stalled.returncode == 1
+        assert stalled.stderr.startswith("503 stalled: unread input"), stalled.stderr
+        health.failed("KafkaTimeoutError")
+        failed = probe()
+        assert (failed.returncode, failed.stderr.strip()) == (1, "503 failed: KafkaTimeoutError")
+    finally:
+        server.close()
+    down = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=30, check=False)
+    assert down.returncode != 0  # nothing listening: unhealthy too
+
+
+def test_prometheus_does_not_wait_for_the_workers(services: dict[str, dict[str, Any]]) -> None:
+    """Prometheus must come up to report a worker that never gets healthy as down."""
+    assert not set(_depends_on(services["prometheus"])) & set(_workers(services))
+
+
+def _duration(value: object) -> float:
+    """Compose's duration (``10s``, ``1m30s``, ``500ms``) in seconds."""
+    text = str(value)
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|h|m|s)", text)
+    assert parts and "".join(n + u for n, u in parts) == text, text
+    scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
+    return sum(float(n) * scale[u] for n, u in parts)
 
 
 def test_prometheus_scrapes_every_worker_and_loads_the_rules(

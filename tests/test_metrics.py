@@ -3,6 +3,9 @@ parsed with prometheus-client's own parser."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -11,13 +14,19 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import GOOD, World
-from toolwire.metrics import MAX_PROVIDERS, WorkerMetrics
+from toolwire.app.health import Health
+from toolwire.metrics import MAX_ERRORS, MAX_PROVIDERS, MAX_TOPICS, WorkerMetrics
 from toolwire.stream.messages import H_CHUNK_SEQ, H_PROVIDER, H_REQUEST_ID
 
 BROKEN = body(chunk(call(0, arguments="{}")), chunk(finish="tool_calls"))
 DEEPSEEK = body(chunk(call(0, "call_1", "f", "{")), chunk(call(0, "", "", "}"),
                                                           finish="tool_calls"))
 TRUNCATED = body(chunk(call(0, "call_1", "f", "{")), chunk(finish="length"))
+#: What prometheus-client's ProcessCollector exports (where it reads /proc).
+PROCESS_METRICS = frozenset({
+    "process_virtual_memory_bytes", "process_resident_memory_bytes",
+    "process_start_time_seconds", "process_cpu_seconds_total", "process_open_fds",
+    "process_max_fds"})
 
 
 @pytest.fixture
@@ -68,8 +77,9 @@ def test_counts_equal_the_traffic(world: tuple[World, WorkerMetrics]) -> None:
     assert got[("toolwire_quarantined_sessions", ())] == 2
     assert got[("toolwire_state_entries", (("table", "chunks"),))] == len(w.chunks) > 0
     assert got[("toolwire_last_chunk_to_publish_seconds_count", ())] == 0  # no timestamps
-    for name, _ in got:
-        assert name.startswith("toolwire_")
+    for name, _ in got:  # ours, and prometheus-client's standard process metrics
+        assert name.startswith(("toolwire_", "process_")), name
+    assert {name for name, _ in got if name.startswith("process_")} <= PROCESS_METRICS
 
 
 def test_no_oldest_open_response_sample_when_none_is_open(
@@ -87,3 +97,85 @@ def test_provider_labels_are_bounded(world: tuple[World, WorkerMetrics]) -> None
     providers = {dict(labels).get("provider") for name, labels in scrape(metrics)
                  if name == "toolwire_responses_assembled_total"}
     assert len(providers) == MAX_PROVIDERS + 1 and "other" in providers
+
+
+def test_publish_and_agent_faults_are_counted_by_bounded_labels() -> None:
+    metrics = WorkerMetrics({}, dict)
+    metrics.publish_retried("KafkaTimeoutError")
+    metrics.publish_retried("KafkaTimeoutError")
+    metrics.publish_retried("NotLeaderForPartitionError")
+    metrics.publish_failed("MessageSizeTooLargeError")
+    metrics.record_refit("deadletter")
+    metrics.agent_failed("ProducerFenced")
+    got = scrape(metrics)
+    assert got[("toolwire_publish_retries_total", (("error", "KafkaTimeoutError"),))] == 2
+    assert got[("toolwire_publish_retries_total",
+                (("error", "NotLeaderForPartitionError"),))] == 1
+    assert got[("toolwire_publish_failures_total",
+                (("error", "MessageSizeTooLargeError"),))] == 1
+    assert got[("toolwire_records_refit_total", (("topic", "deadletter"),))] == 1
+    assert got[("toolwire_agent_failures_total", (("cause", "ProducerFenced"),))] == 1
+    for n in range(MAX_ERRORS + 5):
+        metrics.publish_failed(f"Error{n}")
+        metrics.agent_failed(f"Cause{n}")
+    for n in range(MAX_TOPICS + 5):
+        metrics.record_refit(f"topic{n}")
+    got = scrape(metrics)
+    # Retries and failures share one set of error names: an error retried, then failed, has
+    # the same label in both.
+    errors = {dict(labels)["error"] for n, labels in got
+              if n in ("toolwire_publish_retries_total", "toolwire_publish_failures_total")}
+    assert len(errors) == MAX_ERRORS + 1 and "other" in errors
+    for name, label, limit in (("toolwire_agent_failures_total", "cause", MAX_ERRORS),
+                               ("toolwire_records_refit_total", "topic", MAX_TOPICS)):
+        values = {dict(labels)[label] for n, labels in got if n == name}
+        assert len(values) == limit + 1 and "other" in values, name
+    assert ("toolwire_publish_retries_total", (("error", "other"),)) not in got
+
+
+def test_health_gauges_are_read_at_scrape_time() -> None:
+    clock = [100.0]
+    health = Health(30, clock=lambda: clock[0])
+    metrics = WorkerMetrics({}, dict, health=health)
+    got = scrape(metrics)
+    # Not started yet: live, not ready; no progress yet, so no sample of the time since.
+    assert got[("toolwire_worker_live", ())] == 1
+    assert got[("toolwire_worker_ready", ())] == 0
+    assert ("toolwire_seconds_since_progress", ()) not in got
+    health.started()
+    health.progressed()
+    health.backlog(True)
+    clock[0] += 31
+    got = scrape(metrics)
+    assert got[("toolwire_worker_live", ())] == 0  # stalled
+    assert got[("toolwire_worker_ready", ())] == 1
+    assert got[("toolwire_seconds_since_progress", ())] == 31
+    health.progressed()
+    got = scrape(metrics)
+    assert got[("toolwire_worker_live", ())] == 1
+    assert got[("toolwire_seconds_since_progress", ())] == 0
+
+
+def test_without_health_the_gauges_have_no_sample() -> None:
+    got = scrape(WorkerMetrics({}, dict))
+    for name in ("toolwire_worker_live", "toolwire_worker_ready",
+                 "toolwire_seconds_since_progress"):
+        assert (name, ()) not in got, name
+
+
+def test_restarts_show_as_a_new_start_time() -> None:
+    """No counter survives a restart: the start time of the process is what changes."""
+    got = scrape(WorkerMetrics({}, dict))
+    started = got[("toolwire_worker_start_time_seconds", ())]
+    assert 0 < started <= time.time()
+    process = got.get(("process_start_time_seconds", ()))
+    if process is not None:  # where ProcessCollector reads /proc: the same value
+        assert started == process
+    restarted = subprocess.run(
+        [sys.executable, "-c", "from prometheus_client import generate_latest; "
+         "from toolwire.metrics import WorkerMetrics; "
+         "print(generate_latest(WorkerMetrics({}, dict).registry).decode())"],
+        capture_output=True, text=True, timeout=60, check=True)
+    later = {s.name: s.value for f in text_string_to_metric_families(restarted.stdout)
+             for s in f.samples}
+    assert later["toolwire_worker_start_time_seconds"] > started

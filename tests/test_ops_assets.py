@@ -140,6 +140,12 @@ def test_the_exported_names_are_the_ones_a_worker_serves() -> None:
     assert names["toolwire_consumer_lag_seconds"] == "gauge"
     assert names["toolwire_chunks_applied_total"] == "counter"  # from the stats collector
     assert names["toolwire_oldest_open_response_timestamp_seconds"] == "gauge"
+    for counter in ("toolwire_publish_retries_total", "toolwire_publish_failures_total",
+                    "toolwire_records_refit_total", "toolwire_agent_failures_total"):
+        assert names[counter] == "counter", counter
+    for gauge in ("toolwire_worker_live", "toolwire_worker_ready",
+                  "toolwire_seconds_since_progress", "toolwire_worker_start_time_seconds"):
+        assert names[gauge] == "gauge", gauge
     assert not PROPOSED_METRICS & set(names), "the runbook's gap section is out of date"
 
 
@@ -345,8 +351,11 @@ def test_every_dashboard_query_uses_only_exported_metrics() -> None:
     for variable in data["templating"]["list"]:
         metric, _ = label_values(variable)
         assert metric in exported, variable["name"]
-    # Every family the worker exports is on the dashboard.
-    families = {re.sub(r"_(total|bucket|sum|count)$", "", n) for n in exported}
+    # Every family the worker exports is on the dashboard (but prometheus-client's standard
+    # process_* metrics, there only where /proc is read: restarts are shown with Toolwire's own
+    # toolwire_worker_start_time_seconds).
+    families = {re.sub(r"_(total|bucket|sum|count)$", "", n) for n in exported
+                if not n.startswith("process_")}
     shown = {re.sub(r"_(total|bucket|sum|count)$", "", n) for n in used}
     assert families - shown == set(), "exported metrics the dashboard does not show"
 
@@ -363,6 +372,11 @@ def test_the_dashboard_has_the_panels_operators_need() -> None:
     assert some("by (partition)", "toolwire_consumer_lag_seconds"), "lag per partition"
     assert some("toolwire_open_responses"), "open responses"
     assert some("toolwire_quarantined_sessions"), "quarantined sessions"
+    assert some("toolwire_worker_live") and some("toolwire_worker_ready"), "live and ready"
+    assert some("changes(toolwire_worker_start_time_seconds"), "restarts"
+    for counter in ("toolwire_publish_retries_total", "toolwire_publish_failures_total"):
+        # Rare events: increase per interval, and 0 (not "no data") when there were none.
+        assert some(f"increase({counter}", "or on() vector(0)"), counter
     histograms = [n.removesuffix("_bucket") for n, kind in exported_metrics().items()
                   if kind == "histogram" and n.endswith("_seconds_bucket")]
     assert len(histograms) == 2
@@ -634,6 +648,11 @@ def test_every_dashboard_query_returns_series_from_a_real_worker(
             except AssertionError as exc:
                 raise AssertionError(f"{exc}: {seen}\n{worker.tail()}") from None
 
+        # The worker's probes, beside /metrics: live and ready once it handled the traffic.
+        for path in ("/healthz", "/readyz"):
+            url = f"http://127.0.0.1:{dep.metrics_port}{path}"
+            with urllib.request.urlopen(url, timeout=5) as response:
+                assert (response.status, response.read()) == (200, b"ok\n"), path
         results: dict[str, list[dict[str, Any]]] = {}
         for panel, target in queries(data):
             expr = interpolate(target["expr"], values)
@@ -670,6 +689,11 @@ def test_every_dashboard_query_returns_series_from_a_real_worker(
     lag = by("Consumer lag per partition (seconds)/A", "partition")
     assert lag == {"0": 0, "1": 0, "2": 0}, lag
     assert max(by("Committed offsets per partition/A", "partition").values()) > 0
+    instance = f"127.0.0.1:{dep.metrics_port}"
+    assert by("Worker live and ready/A", "instance") == {instance: 1.0}
+    assert by("Worker live and ready/B", "instance") == {instance: 1.0}
+    assert by("Worker restarts/A", "instance") == {instance: 0.0}
+    assert 0 <= by("Seconds since progress/A", "instance")[instance] < 60
     assert by("Quarantined sessions/A", "instance") == {
         f"127.0.0.1:{dep.metrics_port}": 4.0}  # per wave: the dead letter's, the malformed
 

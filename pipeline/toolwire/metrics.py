@@ -1,18 +1,27 @@
 """Prometheus metrics of a worker, written with ``prometheus-client`` (never by hand).
 
-Every name starts with ``toolwire_``; label values are bounded: reasons and repair kinds are
+Every name starts with ``toolwire_`` (besides prometheus-client's standard ``process_*``
+metrics, on platforms that have them); label values are bounded: reasons and repair kinds are
 fixed sets, providers are the first :data:`MAX_PROVIDERS` names seen (later ones count as
-``other``), provider error codes outside a known set count as ``OTHER``. No request or session
-id is ever a label.
+``other``), provider error codes outside a known set count as ``OTHER``, publish errors and
+agent failure causes are the first :data:`MAX_ERRORS` seen. No request or session id is ever a
+label.
+
+Restarts: a restarted worker is a new process whose counters start at zero, so no counter
+counts restarts. Each start shows as a new value of ``toolwire_worker_start_time_seconds``
+(and of the standard ``process_start_time_seconds``, the same value where
+:class:`~prometheus_client.ProcessCollector` reads ``/proc``):
+``changes(toolwire_worker_start_time_seconds[15m])`` counts the restarts Prometheus saw.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -20,12 +29,24 @@ from toolwire.core.identity import REPAIR_NAMES
 from toolwire.status import PartitionPosition
 from toolwire.stream.observe import Settled
 
+if TYPE_CHECKING:  # toolwire.app imports this module: no import of the package at run time
+    from toolwire.app.health import Health
+
 #: Distinct ``provider`` label values; any further provider is counted as ``other``.
 MAX_PROVIDERS: Final = 32
+#: Distinct ``error`` label values (one set for publish retries and failures), and as many
+#: ``cause`` values of agent failures.
+MAX_ERRORS: Final = 16
+#: Distinct ``topic`` label values of refitted records (the outputs).
+MAX_TOPICS: Final = 8
+#: When this module was first imported: the worker's start time where ``/proc`` is not read.
+_IMPORTED_AT: Final = time.time()
 #: Error codes kept as label values (the provider's finish reason upper-cased, or ours).
 KNOWN_ERROR_CODES: Final = frozenset({
     "CONTENT_FILTER", "EMPTY_RESPONSE", "FUNCTION_CALL", "INSUFFICIENT_SYSTEM_RESOURCE",
     "ERROR", "SAFETY", "RECITATION", "MAX_TOKENS", "OTHER",
+    # A refusal, and provider errors inside the stream (Groq, OpenRouter).
+    "REFUSAL", "PROVIDER_ERROR", "TOOL_USE_FAILED",
 })
 #: Processor event counts exposed as their own counters: stats key → (name, help).
 EVENT_COUNTERS: Final = {
@@ -90,9 +111,14 @@ class WorkerMetrics:
     processor, plus gauges read at scrape time."""
 
     def __init__(self, stats: Mapping[str, int], gauges: Callable[[], Mapping[str, float]],
-                 registry: CollectorRegistry | None = None) -> None:
+                 registry: CollectorRegistry | None = None, *,
+                 health: Health | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         self.provider = _Bounded(MAX_PROVIDERS)
+        self.error = _Bounded(MAX_ERRORS)
+        self.cause = _Bounded(MAX_ERRORS)
+        self.topic = _Bounded(MAX_TOPICS)
+        self.health = health
         r = self.registry
         self.messages = Counter("toolwire_messages_consumed", "Input messages consumed.",
                                 registry=r)
@@ -135,6 +161,37 @@ class WorkerMetrics:
                                  ["partition"], registry=r)
         self.live_members = Gauge("toolwire_group_members",
                                   "Live members of the worker group.", registry=r)
+        self.publish_retries = Counter(
+            "toolwire_publish_retries",
+            "Retriable publish errors that were retried (with backoff, within a bounded time), "
+            "by exception class.", ["error"], registry=r)
+        self.publish_failures = Counter(
+            "toolwire_publish_failures",
+            "Publishes that finally failed (retries exhausted, a fatal producer state, a "
+            "refusal), by exception class; the worker then exits non-zero and is restarted.",
+            ["error"], registry=r)
+        self.records_refit = Counter(
+            "toolwire_records_refit",
+            "Records the broker refused as too large, published again cut to fit the topic's "
+            "max.message.bytes, by output (topic: assembled or deadletter).", ["topic"],
+            registry=r)
+        self.agent_failures = Counter(
+            "toolwire_agent_failures",
+            "Fatal faults of the agent, by cause; the process exits right after (non-zero), so "
+            "this shows only when Prometheus scraped in between: count restarts with "
+            "changes(toolwire_worker_start_time_seconds[15m]).", ["cause"], registry=r)
+        # Restarts: the standard process metrics (process_start_time_seconds where /proc is
+        # read), and a start time of our own on every platform.
+        process = ProcessCollector(registry=r)
+        started = next((s.value for family in process.collect() for s in family.samples
+                        if s.name == "process_start_time_seconds"), _IMPORTED_AT)
+        self.start_time = Gauge(
+            "toolwire_worker_start_time_seconds",
+            "Unix time the worker process started; a restarted worker is a new process whose "
+            "counters start at zero, so restarts show as changes of this value "
+            "(changes(toolwire_worker_start_time_seconds[15m])).", registry=r)
+        self.start_time.set(started)
+        r.register(_HealthCollector(self))
 
     def positions(self, members: int, positions: Iterable[PartitionPosition]) -> None:
         """Topic metrics, from a :func:`toolwire.status.group_status` of the group."""
@@ -149,6 +206,26 @@ class WorkerMetrics:
             self.lag_messages.labels(partition).set(p.lag_messages)
             if p.lag_seconds is not None:
                 self.lag_seconds.labels(partition).set(p.lag_seconds)
+
+    # -- publishing and the agent --------------------------------------------------------------
+
+    def publish_retried(self, error: str) -> None:
+        """A retriable publish error (``error``: the exception class name) is retried."""
+        self.publish_retries.labels(self.error(error)).inc()
+
+    def publish_failed(self, error: str) -> None:
+        """A publish finally failed (``error``: the exception class name)."""
+        self.publish_failures.labels(self.error(error)).inc()
+
+    def record_refit(self, sink: str) -> None:
+        """A record refused as too large was published again, cut to fit; ``sink`` names the
+        output it went to (``Sink.value``: ``assembled`` or ``deadletter``)."""
+        self.records_refit.labels(self.topic(sink)).inc()
+
+    def agent_failed(self, cause: str) -> None:
+        """The agent hit a fatal fault (``cause``: short, e.g. the exception class name); the
+        process exits right after."""
+        self.agent_failures.labels(self.cause(cause)).inc()
 
     # -- Observer ------------------------------------------------------------------------------
 
@@ -210,3 +287,36 @@ class _StatsCollector(Collector):
         if values.get("oldest_open") is not None:
             oldest.add_metric([], values["oldest_open"])
         yield oldest
+
+
+class _HealthCollector(Collector):
+    """Liveness, readiness and the time since progress of the worker's :class:`Health`, read
+    when Prometheus scrapes (no samples without one)."""
+
+    def __init__(self, metrics: WorkerMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        health = self.metrics.health
+        live = GaugeMetricFamily(
+            "toolwire_worker_live",
+            "1 while the worker's /healthz answers 200: not failed, and not holding unread input "
+            "without handling a message for TOOLWIRE_STALL_TIMEOUT seconds; 0 otherwise.")
+        ready = GaugeMetricFamily(
+            "toolwire_worker_ready",
+            "1 while the worker's /readyz answers 200: started, not recovering its tables or "
+            "rebalancing, not failed; 0 otherwise.")
+        since = GaugeMetricFamily(
+            "toolwire_seconds_since_progress",
+            "Seconds since the worker's agent last finished handling an input message (no "
+            "sample before the first one); grows on an idle worker too: see "
+            "toolwire_worker_live.")
+        if health is not None:
+            live.add_metric([], 1.0 if health.liveness()[0] else 0.0)
+            ready.add_metric([], 1.0 if health.readiness()[0] else 0.0)
+            seconds = health.seconds_since_progress()
+            if seconds is not None:
+                since.add_metric([], seconds)
+        yield live
+        yield ready
+        yield since

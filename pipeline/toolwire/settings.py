@@ -90,6 +90,10 @@ class Settings:
     max_record_bytes: int = 1_000_000
     #: Dead-letter identity conflicts instead of letting the last non-empty value win.
     strict: bool = False
+    #: How long a record that fails to publish with a retriable error (a leader moving, a
+    #: timeout, not enough replicas) is sent again, with backoff, before the worker stops
+    #: (non-zero) for its supervisor to restart it.
+    publish_retry_timeout_seconds: float = 60.0
     #: Providers (the ``provider`` header, comma-separated, or ``*`` for all) whose calls that
     #: end without an id get a deterministic one (``id_synthesized: true``) instead of a
     #: ``missing_identity`` dead letter. Empty (the default): never; a name is never made up.
@@ -127,6 +131,10 @@ class Settings:
     metrics_port: int | None = None
     #: Address ``/metrics`` listens on: loopback unless configured (``0.0.0.0`` in a container).
     metrics_bind: str = "127.0.0.1"
+    #: A worker with unread input on its assigned partitions that handles no message for this
+    #: long is reported not live by ``/healthz`` (``TOOLWIRE_STALL_TIMEOUT``), and ``toolwire
+    #: status`` names a partition whose oldest unprocessed message is older while workers live.
+    stall_timeout_seconds: float = 120.0
     #: Worker logs: ``text`` (Faust's format) or ``json`` (one JSON object per line).
     log_format: str = "text"
     #: How often the topic metrics (offsets, lag) are read from Kafka.

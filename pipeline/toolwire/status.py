@@ -1,5 +1,6 @@
 """Where the workers are: per topic and partition, end offsets, the group's committed offsets
-and the lag, in messages and in seconds; and whether the group has a live member.
+and the lag, in messages and in seconds; whether the group has a live member; and which
+partitions are not progressing although workers are live (:attr:`GroupStatus.not_progressing`).
 
 Read from Kafka alone (an admin client and a consumer without a group), so ``toolwire status``
 works with no worker running, and a worker exports the same numbers as metrics.
@@ -37,6 +38,28 @@ class PartitionPosition:
 
 
 @dataclass(frozen=True, slots=True)
+class Stall:
+    """A partition of the input topic whose oldest unprocessed message waits longer than the
+    stall timeout while the group has live members: a worker is up but not progressing (or the
+    group is that far behind)."""
+
+    partition: int
+    lag_messages: int
+    lag_seconds: float
+    members: int
+
+    def describe(self) -> str:
+        workers = f"{self.members} worker{'' if self.members == 1 else 's'}"
+        return (f"partition {self.partition}: {self.lag_messages} message"
+                f"{'' if self.lag_messages == 1 else 's'} waiting for {self.lag_seconds:.0f} s "
+                f"with {workers} live: a worker is up but not progressing (or the group is that "
+                "far behind); check /healthz of the workers (see ops/RUNBOOK.md)")
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "message": self.describe()}
+
+
+@dataclass(frozen=True, slots=True)
 class GroupStatus:
     group: str
     state: str
@@ -48,13 +71,30 @@ class GroupStatus:
     #: Dead letters published in the last ``window`` seconds, by reason.
     dead_letters: Mapping[str, int] = field(default_factory=dict)
     window: float = 3600.0
+    #: ``TOOLWIRE_STALL_TIMEOUT``: a partition whose oldest unprocessed message is older, with
+    #: workers live, is not progressing; ``None`` looks for none.
+    stall_seconds: float | None = None
+
+    @property
+    def not_progressing(self) -> tuple[Stall, ...]:
+        """Input partitions with messages waiting longer than ``stall_seconds`` although the
+        group has a live member (none when it has none: then no worker is up at all)."""
+        if self.stall_seconds is None or self.members < 1:
+            return ()
+        return tuple(
+            Stall(p.partition, p.lag_messages, p.lag_seconds, self.members)
+            for p in self.positions
+            if p.lag_messages is not None and p.lag_messages > 0
+            and p.lag_seconds is not None and p.lag_seconds > self.stall_seconds)
 
     def as_json(self) -> dict[str, Any]:
         return {"group": self.group, "state": self.state, "members": self.members,
                 "partitions": [asdict(p) for p in self.positions],
                 "open_responses": self.open_responses,
                 "quarantined_sessions": list(self.quarantined_sessions),
-                "dead_letters_last_hour": dict(self.dead_letters)}
+                "dead_letters_last_hour": dict(self.dead_letters),
+                "stall_timeout_seconds": self.stall_seconds,
+                "not_progressing": [s.as_json() for s in self.not_progressing]}
 
 
 async def group_status(bootstrap: str, settings: Settings,
@@ -77,8 +117,9 @@ async def group_status(bootstrap: str, settings: Settings,
         committed = {tp.partition: meta.offset for tp, meta in offsets.items()
                      if tp.topic == settings.topic_chunks and meta.offset >= 0}
         positions = await _positions(consumer, settings, committed)
+        stall = settings.stall_timeout_seconds
         if not tables:
-            return GroupStatus(group, state, members, positions)
+            return GroupStatus(group, state, members, positions, stall_seconds=stall)
         responses = await _table(consumer, f"{group}-responses-changelog", timeout)
         quarantine = await _table(consumer, f"{group}-quarantine-changelog", timeout)
         open_responses = 0
@@ -90,7 +131,7 @@ async def group_status(bootstrap: str, settings: Settings,
         reasons = await _reasons_since(consumer, settings.topic_deadletter, 3600.0, timeout)
         return GroupStatus(group, state, members, positions, open_responses,
                            tuple(sorted(k.decode("utf-8", "replace") for k in quarantine)),
-                           reasons)
+                           reasons, stall_seconds=stall)
     finally:
         await consumer.stop()
         await admin.close()

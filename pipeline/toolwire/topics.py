@@ -425,3 +425,31 @@ async def _check_changelogs(admin: Any, existing: set[str], app_id: str,
         f"running, delete the changelog topics of app {app_id} (their open responses and "
         f"dedupe markers are lost) or set {ENV_PARTITIONS}={n}"
         for t, n in sorted(counts.items()) if n != chunks.partitions]
+
+
+async def topic_max_message_bytes(settings: Settings, topic: str,
+                                  timeout: float = 15.0) -> int | None:
+    """The effective ``max.message.bytes`` of ``topic`` (its own, or the broker's default),
+    or ``None`` when the broker does not say: the worker builds records to fit it."""
+    from toolwire.security import client_options
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap,
+                                client_id="toolwire-limits",
+                                request_timeout_ms=int(timeout * 1000),
+                                **client_options(settings))
+    try:
+        await admin.start()
+        responses = await admin.describe_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic, {"max.message.bytes": None})])
+    finally:
+        await admin.close()
+    for response in responses:
+        for resource in response.to_object()["resources"]:
+            if resource["error_code"] != 0:
+                raise TopicError(f"describing topic {topic} failed: "
+                                 f"{resource['error_message'] or resource['error_code']}")
+            for entry in resource["config_entries"]:
+                if entry["config_names"] == "max.message.bytes":
+                    value = entry["config_value"]
+                    return int(value) if value and str(value).isdigit() else None
+    return None

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -105,13 +105,16 @@ class WithMetrics(Deployment):
 class Worker:
     """``toolwire worker`` as a child process, stopped by its PID (never by name)."""
 
-    def __init__(self, deployment: Deployment, tag: str = "worker") -> None:
+    def __init__(self, deployment: Deployment, tag: str = "worker",
+                 launcher: Sequence[str] = ("-m", "toolwire.cli")) -> None:
+        """``launcher``: what runs ``worker`` (another module that wraps the command line, e.g.
+        ``tests.app.faulty_worker PLAN``)."""
         self.deployment = deployment
         self.log = deployment.state_dir / f"{tag}-{uuid.uuid4().hex[:6]}.log"
         deployment.state_dir.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "toolwire.cli", "worker", "--loglevel", "info"],
+            [sys.executable, *launcher, "worker", "--loglevel", "info"],
             env=deployment.env(), stdout=self._log_file, stderr=subprocess.STDOUT,
             start_new_session=True)
 

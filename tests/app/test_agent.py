@@ -113,3 +113,53 @@ def test_the_app_follows_the_replication_settings(tmp_path: Path) -> None:
     assert producer._settings_extra()["enable_idempotence"] is True
     for table in worker.app.tables.values():
         assert table.extra_topic_configs == {"min.insync.replicas": "2"}
+
+
+def test_a_publish_fault_stops_the_worker_with_its_status_not_a_restarted_agent(
+        tmp_path: Path) -> None:
+    """Faust would restart a crashed agent inside the same process (on the same broken
+    producer: alive and idle for ever); Toolwire's agent ends the process instead, with a
+    status the supervisor restarts on, and the probes report it not live. The agent's own
+    loop is driven here with two events (``test_context`` waits for an ack that a stopping
+    worker never gives)."""
+    from types import SimpleNamespace
+
+    from toolwire.app.publishing import EXIT_FAULT, PublishFault
+
+    worker = create_app(Settings(state_dir=tmp_path, app_id="fault-test",
+                                 bootstrap="127.0.0.1:9"))
+    exits: list[int] = []
+
+    async def refused(output: Output) -> None:
+        raise PublishFault(None, "publish failed with OutOfOrderSequenceNumber", "restart")
+
+    def exit_(status: int) -> Any:
+        exits.append(status)
+
+    worker.exit = exit_  # type: ignore[assignment]
+
+    def event(offset: int, value: bytes, **extra: bytes) -> Any:
+        message = SimpleNamespace(topic="llm.sse.chunks", partition=0, offset=offset,
+                                  key=b"s9", timestamp=None)
+        return SimpleNamespace(message=message, value=value,
+                               headers=headers("r9", offset, **extra))
+
+    class Stream:
+        async def events(self) -> Any:
+            yield event(0, GOOD)
+            yield event(1, b"", **{"end-of-stream": b"eof"})
+            raise AssertionError("the agent went on past a publish fault")
+
+    async def scenario() -> int:
+        handled = 0
+        async for _ in worker._assemble(Stream()):  # type: ignore[arg-type]
+            handled += 1
+        return handled
+
+    with patch.object(worker, "publish", refused):
+        handled = asyncio.run(scenario())
+    assert handled == 1  # the first message; the second's record was refused
+    assert exits == [EXIT_FAULT]
+    live, why = worker.health.liveness()
+    assert not live and "OutOfOrderSequenceNumber" in why
+    assert worker.processor.pending == {}  # unsettled: decided again after the restart

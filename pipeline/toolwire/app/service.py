@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+import os
+from collections.abc import AsyncIterator, Callable
+from typing import Any, NoReturn
 
 import faust
-from prometheus_client import start_http_server
 
 from toolwire.app import fixes
 from toolwire.app.faust_app import build_faust_app, changelog_configs
+from toolwire.app.health import Health, serve
+from toolwire.app.publishing import EXIT_FAULT, Publisher, PublishFault
 from toolwire.app.tables import TextKeys
 from toolwire.logs import logging_config
 from toolwire.metrics import WorkerMetrics
@@ -29,6 +31,7 @@ from toolwire.settings import Settings
 from toolwire.status import group_status
 from toolwire.stream.messages import InputMessage, Output, Sink
 from toolwire.stream.processor import Processor
+from toolwire.topics import topic_max_message_bytes
 
 log = logging.getLogger("toolwire.app")
 
@@ -54,13 +57,21 @@ class Toolwire:
             self._table("responses", "open responses' metadata, then dedupe markers"),
             self._table("quarantine", "quarantined sessions until an operator releases them"))
         self.processor = Processor(settings, *self.tables)
+        self.health = Health(settings.stall_timeout_seconds)
+        #: How a fatal fault ends the process (a test replaces it).
+        self.exit: Callable[[int], NoReturn] = os._exit
+        #: The last input offset the agent handled, per partition (for the stall probe).
+        self.handled: dict[int, int] = {}
         self.metrics: WorkerMetrics | None = None
         if settings.metrics_port is not None:
-            self.metrics = WorkerMetrics(self.processor.stats, self._gauges)
+            self.metrics = WorkerMetrics(self.processor.stats, self._gauges, health=self.health)
             self.processor.observer = self.metrics
             app.task(self._serve_metrics)
             app.timer(interval=settings.topic_metrics_interval_seconds,
                       on_leader=False)(self._topic_metrics)
+        self.publisher = Publisher(self.send_once,
+                                   retry_timeout=settings.publish_retry_timeout_seconds,
+                                   learn_limit=self._learn_limit, observer=self.metrics)
         fixes.on_drained(app, self.processor.drained)
         # Held table writes go out before every commit (and their offsets with them).
         fixes.before_commit(app, self.processor.flush)
@@ -95,6 +106,32 @@ class Toolwire:
     async def _watch_recovery(self) -> None:
         if self.watchdog.check():
             self.processor.stats["recovery_flow_resumed"] += 1
+        await self._probe_progress()
+
+    async def _probe_progress(self) -> None:
+        """Tell the health probes whether assigned input is waiting to be handled."""
+        app = self.app
+        busy = bool(app.rebalancing or app.in_recovery)
+        self.health.recovering(busy)
+        if busy:
+            self.health.backlog(False)  # nothing is read during recovery: not a stall
+            return
+        try:
+            assigned = [tp for tp in app.assignor.assigned_actives()
+                        if tp.topic == self.settings.topic_chunks]
+            ends = await app.consumer.highwaters(*assigned) if assigned else {}
+        except Exception as exc:  # a probe must never stop the worker
+            log.debug("progress probe skipped: %s", type(exc).__name__)
+            return
+        committed = getattr(app.consumer, "_committed_offset", {})
+        waiting = False
+        for tp, end in ends.items():
+            handled = self.handled.get(tp.partition)
+            start = handled + 1 if handled is not None else committed.get(tp) or 0
+            if end is not None and end > start:
+                waiting = True
+                break
+        self.health.backlog(waiting)
 
     async def _started(self) -> None:
         loop = asyncio.get_running_loop()
@@ -102,14 +139,40 @@ class Toolwire:
                  "%d bytes", self.settings.worker_name, type(loop).__module__,
                  type(loop).__name__, self.settings.topic_chunks, self.settings.partitions,
                  self.settings.state_cache_bytes)
+        for sink in (Sink.ASSEMBLED, Sink.DEADLETTER):
+            await self._learn_limit(sink)
+        self.health.started()
+
+    async def _learn_limit(self, sink: Sink) -> int | None:
+        """Read an output topic's ``max.message.bytes`` and build its records within it: a
+        topic whose limit is below TOOLWIRE_MAX_RECORD_BYTES would refuse them otherwise."""
+        topic = self.settings.topic_assembled if sink is Sink.ASSEMBLED \
+            else self.settings.topic_deadletter
+        try:
+            limit = await topic_max_message_bytes(self.settings, topic)
+        except Exception as exc:  # reading a config must never stop the worker
+            log.warning("could not read max.message.bytes of %s (%s: %s): records are built "
+                        "within TOOLWIRE_MAX_RECORD_BYTES=%d", topic, type(exc).__name__, exc,
+                        self.settings.max_record_bytes)
+            return None
+        if limit is None:
+            return None
+        applied = self.processor.encoder.learn(sink, limit)
+        if applied < self.settings.max_record_bytes:
+            log.warning("topic %s accepts messages of at most %d bytes (max.message.bytes), "
+                        "less than TOOLWIRE_MAX_RECORD_BYTES=%d: its records are built to fit "
+                        "%d bytes (dead letters cut, larger assembled records dead-lettered "
+                        "as oversize)", topic, limit, self.settings.max_record_bytes, applied)
+        return applied
 
     async def _serve_metrics(self) -> None:
-        """Serve ``/metrics`` from a thread of prometheus-client, once the worker starts."""
+        """Serve ``/metrics``, ``/healthz`` and ``/readyz`` from a thread, once the worker
+        starts."""
         assert self.metrics is not None and self.settings.metrics_port is not None
-        start_http_server(self.settings.metrics_port, addr=self.settings.metrics_bind,
-                          registry=self.metrics.registry)
-        log.info("metrics at http://%s:%d/metrics", self.settings.metrics_bind,
-                 self.settings.metrics_port)
+        serve(self.health, self.metrics.registry, self.settings.metrics_bind,
+              self.settings.metrics_port)
+        log.info("metrics at http://%s:%d/metrics, probes at /healthz and /readyz",
+                 self.settings.metrics_bind, self.settings.metrics_port)
 
     async def _topic_metrics(self) -> None:
         """Offsets and lag of the group, read like ``toolwire status`` does."""
@@ -123,39 +186,76 @@ class Toolwire:
         self.metrics.positions(status.members, status.positions)
 
     async def publish(self, output: Output) -> None:
-        """Send one output; a record that decides a response is awaited until the broker has
-        it, and only then settled (its done marker written): a record that fails to publish
-        raises here, the worker stops without committing, and the restarted worker decides
-        the response again instead of finding it done."""
+        """Publish one output (retried, or cut to fit, see :mod:`toolwire.app.publishing`);
+        a record that decides a response is settled (its done marker written) only once the
+        broker has it. One that cannot be published raises :class:`PublishFault`: the worker
+        then stops without committing, and the restarted worker decides the response again
+        instead of finding it done."""
+        published = await self.publisher.publish(output)
+        if published.settles is not None:
+            self.processor.settle(published)
+
+    async def send_once(self, output: Output) -> None:
+        """One attempt at sending ``output``; a record that decides a response, and every
+        dead letter, is awaited until the broker acknowledges it (a control message is
+        not: a lost sweep request is sent again at the next sweep)."""
         sent = await self.sinks[output.sink].send(
             key=output.key, value=output.value, headers=output.headers,
             partition=output.partition)
-        if output.settles is not None:
+        if output.settles is not None or output.sink is Sink.DEADLETTER:
             await sent
-            self.processor.settle(output)
+
+    def fail(self, exc: BaseException) -> NoReturn:
+        """Stop the worker process for a fault it cannot get past (a publish that cannot
+        succeed here, or any crash of the agent): with a non-zero status and a log line
+        naming the cause and the fix, so that the process supervisor restarts it. Nothing is
+        committed first: the restarted worker decides the pending responses again. (Faust
+        would restart the agent inside this process instead, on the same broken producer:
+        alive, and idle for ever.)"""
+        fault = exc if isinstance(exc, PublishFault) else PublishFault(
+            exc, f"the agent failed with {type(exc).__name__}",
+            "a fault no rule names: see the traceback; the restarted worker decides the "
+            "pending responses again")
+        self.health.failed(fault.cause)
+        if self.metrics is not None:
+            self.metrics.agent_failed(fault.error_name)
+        log.critical("fatal: %s — %s. Exiting with status %d: the process supervisor "
+                     "(systemd, Kubernetes, compose restart:) restarts the worker, which "
+                     "decides the pending responses again", fault.cause, fault.fix, EXIT_FAULT,
+                     exc_info=exc)
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        self.exit(EXIT_FAULT)
 
     async def _assemble(self, stream: faust.StreamT[bytes]) -> AsyncIterator[None]:
-        async for event in stream.events():
-            message = event.message
-            msg = InputMessage(topic=message.topic, partition=message.partition,
-                               offset=message.offset, key=message.key,
-                               value=event.value or b"", headers=_headers(event.headers),
-                               timestamp=message.timestamp)
-            try:
-                outputs = self.processor.handle(msg)
-            except Exception as exc:  # the processor fails responses itself: a last resort
-                log.error("internal error on %s[%d]@%d: %s", msg.topic, msg.partition,
-                          msg.offset, type(exc).__name__, exc_info=True)
-                outputs = [self.processor.message_failed(msg, exc)]
-            try:
-                for output in outputs:
-                    await self.publish(output)
-            except BaseException:
-                self.processor.unsettled()
-                raise
-            if self.processor.cache_full:
-                self.processor.flush()  # a burst: write now rather than hold more
-            yield None
+        try:
+            async for event in stream.events():
+                message = event.message
+                msg = InputMessage(topic=message.topic, partition=message.partition,
+                                   offset=message.offset, key=message.key,
+                                   value=event.value or b"", headers=_headers(event.headers),
+                                   timestamp=message.timestamp)
+                try:
+                    outputs = self.processor.handle(msg)
+                except Exception as exc:  # the processor fails responses itself: last resort
+                    log.error("internal error on %s[%d]@%d: %s", msg.topic, msg.partition,
+                              msg.offset, type(exc).__name__, exc_info=True)
+                    outputs = [self.processor.message_failed(msg, exc)]
+                try:
+                    for output in outputs:
+                        await self.publish(output)
+                except BaseException:
+                    self.processor.unsettled()
+                    raise
+                if self.processor.cache_full:
+                    self.processor.flush()  # a burst: write now rather than hold more
+                self.handled[msg.partition] = msg.offset
+                self.health.progressed()
+                yield None
+        except (asyncio.CancelledError, GeneratorExit):
+            raise  # the worker is stopping
+        except Exception as exc:
+            self.fail(exc)
 
     async def _sweep(self) -> None:
         """Ask the owner of each partition to sweep idle responses and expired markers."""
@@ -164,15 +264,23 @@ class Toolwire:
             return  # restored state is not complete yet
         assigned = {tp.partition for tp in app.assignor.assigned_actives()
                     if tp.topic == self.settings.topic_chunks}
-        for output in self.processor.sweep(assigned):
-            await self.publish(output)
+        try:
+            for output in self.processor.sweep(assigned):
+                await self.publish(output)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.processor.unsettled()
+            self.fail(exc)
         # An idle partition commits nothing, so its held writes (and the deletions that wait
         # for a durable done marker) would wait for its next message: write them now.
         self.processor.flush()
 
     async def _on_revoked(self, sender: Any, revoked: set[Any], **kwargs: Any) -> None:
-        self.processor.forget({tp.partition for tp in revoked
-                               if tp.topic == self.settings.topic_chunks})
+        partitions = {tp.partition for tp in revoked if tp.topic == self.settings.topic_chunks}
+        self.processor.forget(partitions)
+        for partition in partitions:
+            self.handled.pop(partition, None)
 
     async def _on_assigned(self, sender: Any, assigned: set[Any], **kwargs: Any) -> None:
         self.processor.rescan = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -18,6 +19,9 @@ from toolwire.cli.common import (
     positive_seconds,
 )
 
+if TYPE_CHECKING:
+    from toolwire.status import GroupStatus
+
 PROG = "toolwire status"
 
 
@@ -29,9 +33,11 @@ def add(sub: Subparsers) -> None:
             "the lag in messages and seconds (the age of the oldest unprocessed chunk); the "
             "responses open and the sessions quarantined (read from the tables' changelogs); "
             "dead letters of the last hour by reason. It needs no running worker and moves no "
-            "consumer's offsets."),
-        epilog="exit status: 0 the group has a live member, 1 it has none (or Kafka could not "
-               "be read), 2 usage.",
+            "consumer's offsets. A partition whose oldest unprocessed chunk waits longer than "
+            "TOOLWIRE_STALL_TIMEOUT seconds while workers are live is named as not progressing "
+            "(a worker up but stuck, or the group that far behind: check the workers' /healthz)."),
+        epilog="exit status: 0 the group has a live member (a partition not progressing is "
+               "reported, not an error), 1 it has none (or Kafka could not be read), 2 usage.",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object for scripts")
     p.add_argument("--timeout", type=positive_seconds, default=15.0, metavar="SECONDS",
@@ -49,7 +55,13 @@ def run(args: argparse.Namespace) -> int:
         status = asyncio.run(group_status(bootstrap, settings, security, args.timeout))
     except Exception as exc:  # KafkaError, OSError, TimeoutError
         raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
-    if args.json:
+    return report(status, as_json=args.json)
+
+
+def report(status: GroupStatus, *, as_json: bool = False) -> int:
+    """Print a :class:`~toolwire.status.GroupStatus` (text, or one JSON object); the exit
+    status: 0 with a live member, 1 without."""
+    if as_json:
         print(orjson.dumps(status.as_json(), option=orjson.OPT_INDENT_2).decode())
     else:
         print(f"group {status.group}: {status.state}, {status.members} live member(s)")
@@ -61,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
             age = "-" if p.lag_seconds is None else f"{p.lag_seconds:.1f}"
             print(f"{p.topic:<40} {p.partition:>4} {p.end_offset:>10} {committed:>10} "
                   f"{lag:>8} {age:>8}")
+        for stall in status.not_progressing:
+            print(stall.describe())
         print(f"open responses: {status.open_responses}")
         print(f"quarantined sessions: {len(status.quarantined_sessions)}"
               + (f" ({', '.join(status.quarantined_sessions[:10])}"

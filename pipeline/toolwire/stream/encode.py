@@ -81,23 +81,36 @@ class Encoder:
     def __init__(self, settings: Settings, wall: Callable[[], float]) -> None:
         self.settings = settings
         self.wall = wall
+        #: Bytes one message of each output topic may take: ``TOOLWIRE_MAX_RECORD_BYTES``, or
+        #: less once the topic's own ``max.message.bytes`` is known to be smaller (see
+        #: :meth:`learn`): a record the broker would refuse is never built.
+        self.limits: dict[Sink, int] = {Sink.ASSEMBLED: settings.max_record_bytes,
+                                        Sink.DEADLETTER: settings.max_record_bytes}
 
-    def assembled(self, record: AssembledRecord, session: str,
-                  request_id: str) -> Output | None:
-        """The assembled record's message, or ``None`` when it cannot be published."""
+    def learn(self, sink: Sink, max_message_bytes: int) -> int:
+        """The topic of ``sink`` accepts messages of at most ``max_message_bytes``: records are
+        built to fit it from now on. Returns the limit in force."""
+        limit = self.limits[sink] = min(self.settings.max_record_bytes, max_message_bytes)
+        return limit
+
+    def assembled(self, record: AssembledRecord, session: str, request_id: str,
+                  limit: int | None = None) -> Output | None:
+        """The assembled record's message, or ``None`` when it cannot be published (too
+        large for ``limit``, by default the assembled topic's)."""
         value = dumps(record)
         if value is None:
             return None
         key = session.encode()
         headers = response_headers(request_id, "assembled")
-        if message_size(value, key, headers) > self.settings.max_record_bytes:
+        if message_size(value, key, headers) > (limit or self.limits[Sink.ASSEMBLED]):
             return None
         return Output(Sink.ASSEMBLED, key, value, headers, settles=request_id)
 
     def dead_letter(self, decision: DeadLetterDecision, origin: Origin,
                     raw: Sequence[tuple[int, bytes | None]], *,
-                    settles: str | None = None) -> Output:
-        """The one builder of dead-letter messages."""
+                    settles: str | None = None, limit: int | None = None) -> Output:
+        """The one builder of dead-letter messages: within ``limit`` bytes (by default the
+        dead-letter topic's), and able to build itself again within a smaller one."""
         now = self.wall()
         settings = self.settings
         request_id, session = decision["request_id"], decision["session_id"]
@@ -117,11 +130,15 @@ class Encoder:
             "source_topic": settings.topic_chunks, "partition": origin.partition,
             "first_offset": origin.first_offset, "last_offset": origin.last_offset,
             "worker": settings.worker_name, "time": now}})
-        room = settings.max_record_bytes - message_size(b"", key, headers)
+        room = (limit or self.limits[Sink.DEADLETTER]) - message_size(b"", key, headers)
         value, reason = fit_dead_letter(letter, raw, room, settings.deadletter_raw_bytes)
         if reason != decision["reason"]:
             headers["toolwire.errors.reason"] = reason.encode()
-        return Output(Sink.DEADLETTER, key, value, headers, settles=settles)
+
+        def refit(smaller: int) -> Output:
+            return self.dead_letter(decision, origin, raw, settles=settles, limit=smaller)
+
+        return Output(Sink.DEADLETTER, key, value, headers, settles=settles, refit=refit)
 
 
 def _cap_strings(value: Any, cap: int) -> Any:

@@ -7,6 +7,7 @@ step.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
@@ -79,3 +80,8 @@ class Output:
     partition: int | None = None
     #: The request this record decides: once published, the processor settles it.
     settles: str | None = None
+    #: The same output built again to fit a smaller limit (bytes), when the broker refused it
+    #: as too large (an output topic whose ``max.message.bytes`` is below
+    #: ``TOOLWIRE_MAX_RECORD_BYTES``): a dead letter cut to fit, an assembled record turned
+    #: into an ``oversize`` dead letter. ``None`` for outputs that cannot be cut (control).
+    refit: Callable[[int], Output] | None = field(default=None, compare=False, repr=False)

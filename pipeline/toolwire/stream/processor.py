@@ -20,14 +20,15 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 import orjson
 
 from toolwire.core import Assembler, Options, Provenance, decide
 from toolwire.core.decide import dead_letter
 from toolwire.core.errors import Oversize
-from toolwire.core.records import DeadLetterDecision, Decision, message_fault
+from toolwire.core.records import AssembledRecord, DeadLetterDecision, Decision, message_fault
 from toolwire.settings import Settings
 from toolwire.stream.encode import Encoder, Origin, dumps
 from toolwire.stream.messages import (
@@ -395,6 +396,9 @@ class Processor:
                 output = self.encoder.assembled(record, session, live.request_id)
                 if output is None:
                     record = self._oversize(live, record)
+                else:
+                    output = replace(output, refit=partial(self._refit_assembled, live,
+                                                           record, extra_raw))
         if record["outcome"] == "dead_letter":
             stored = [*self.chunks.segments(live.request_id, live.segments), *live.unflushed]
             # A chunk kept by size only ends the raw copy there (it is then flagged truncated).
@@ -513,13 +517,38 @@ class Processor:
         """Publication failed: forget what was decided; the tables still hold it as open."""
         self.pending.clear()
 
-    def _oversize(self, live: Live, record: Decision) -> DeadLetterDecision:
+    def _oversize(self, live: Live, record: Decision,
+                  limit: int | None = None) -> DeadLetterDecision:
         size = len(dumps(record) or b"")
-        detail = (f"the assembled record is {size} bytes, over TOOLWIRE_MAX_RECORD_BYTES="
-                  f"{self.settings.max_record_bytes}" if size else
+        limit = limit or self.encoder.limits[Sink.ASSEMBLED]
+        where = (f"TOOLWIRE_MAX_RECORD_BYTES={limit}" if limit == self.settings.max_record_bytes
+                 else f"the assembled topic's max.message.bytes ({limit})")
+        detail = (f"the assembled record is {size} bytes, over {where}" if size else
                   "the assembled record cannot be written as JSON")
         self.stats["records_too_large"] += 1
         return dead_letter(live.assembler, live.provenance, "oversize", detail)
+
+    def _refit_assembled(self, live: Live, record: AssembledRecord,
+                         extra_raw: list[tuple[int, bytes]] | None, limit: int) -> Output:
+        """The broker refused this assembled record as too large for its topic (whose
+        ``max.message.bytes`` is below ``TOOLWIRE_MAX_RECORD_BYTES``): the response ends as
+        an ``oversize`` dead letter instead — never skipped — with its session quarantined,
+        as any dead letter's is."""
+        fitted = self.encoder.assembled(record, live.session_id, live.request_id, limit)
+        if fitted is not None:
+            return replace(fitted, refit=partial(self._refit_assembled, live, record,
+                                                 extra_raw))
+        letter = self._oversize(live, record, limit)
+        stored = [*self.chunks.segments(live.request_id, live.segments), *live.unflushed]
+        raw = [(seq, chunk.body) for seq, chunk in enumerate(stored)]
+        # Within the smaller of the two topics' limits: a refusal means this cluster's limits
+        # are small, and one more refusal of the dead letter would cost a round trip.
+        output = self.encoder.dead_letter(letter, live.origin, [*raw, *(extra_raw or [])],
+                                          settles=live.request_id,
+                                          limit=min(limit, self.encoder.limits[Sink.DEADLETTER]))
+        self._quarantine(live.partition, live.session_id, letter)
+        self.pending[live.request_id] = (live, letter)
+        return output
 
     def _malformed_in_response(self, msg: InputMessage, request_id: str,
                                fault: str) -> list[Output] | None:
