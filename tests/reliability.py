@@ -54,6 +54,7 @@ from tests.app.support import (
 from tests.app.test_pipeline_broker import comparable
 from tests.core.captures import CAPTURES
 from tests.hostile import partition_of
+from toolwire.app.publishing import EXIT_FAULT
 from toolwire.broker import local
 from toolwire.core import Limits, Provenance, assemble
 from toolwire.status import group_members
@@ -649,6 +650,49 @@ OUTAGE_ERRORS: Final = re.compile(
 def serious_errors(worker: Worker, tolerated: re.Pattern[str] | None = None) -> list[str]:
     """The worker's [ERROR] lines (as :meth:`Worker.errors`) less ``tolerated`` ones."""
     return [e for e in worker.errors() if tolerated is None or not tolerated.search(e)]
+
+
+class Supervised:
+    """A worker under a process supervisor: one that exits with status 75 (a publish or
+    commit fault it cannot get past in its process, see :mod:`toolwire.app.publishing`) is
+    started again, as systemd, Kubernetes or compose ``restart:`` would; any other exit is
+    left as it is (and shows as a worker that died)."""
+
+    def __init__(self, deployment: Deployment, tag: str) -> None:
+        self.deployment = deployment
+        self.tag = tag
+        self.workers = [Worker(deployment, tag)]
+        self.exits: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    @property
+    def worker(self) -> Worker:
+        return self.workers[-1]
+
+    @property
+    def alive(self) -> bool:
+        return self.worker.process.poll() is None
+
+    @property
+    def restarts(self) -> int:
+        return len(self.workers) - 1
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.2):
+            code = self.worker.process.poll()
+            if code is None:
+                continue
+            self.exits.append(code)
+            if code != EXIT_FAULT:
+                return
+            self.workers.append(Worker(self.deployment, f"{self.tag}{len(self.workers)}"))
+
+    def close(self) -> None:
+        """Stop supervising (the workers themselves are stopped by :func:`stop_all`)."""
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def tracebacks(worker: Worker) -> int:

@@ -23,8 +23,10 @@ CI defaults, the full values ``ops/reliability`` sets). Nothing is skipped at ei
    kill behind each one and how long before it the first copy was published.
 2. **Broker restart** (:func:`test_broker_restart_mid_replay`): a dedicated local broker
    (not the session's) is stopped by the pid in its ``broker.json`` a third into a replay
-   and started again on the same ports and data dir; the worker is left alone. Asserted:
-   nothing lost or wrong, the worker is still running and processes again.
+   and started again on the same ports and data dir; the worker is left to its supervisor
+   (:class:`~tests.reliability.Supervised`: a worker that stops with status 75 on a publish
+   fault it cannot get past is started again; any other exit is a death). Asserted: nothing
+   lost or wrong, a worker is running and processes again; restarts are reported.
 3. **Rebalance** (:func:`test_rebalance_takeover`, standby replicas unset and 1): two
    workers in one group on 4 partitions with ``TOOLWIRE_SESSION_TIMEOUT=6`` (Kafka's
    minimum session timeout; the tests' :class:`~tests.app.support.Deployment` sets it); a
@@ -43,9 +45,9 @@ CI defaults, the full values ``ops/reliability`` sets). Nothing is skipped at ei
 5. **Replication** (:func:`test_replication_survives_a_broker_crash`): a 3-node KRaft cluster
    (:mod:`tests.cluster`, 256 MiB heap per node), topics from ``toolwire topics apply`` with
    ``TOOLWIRE_REPLICATION_FACTOR=3`` and ``TOOLWIRE_MIN_INSYNC_REPLICAS=2``, a worker with the
-   same settings; the node coordinating the worker's group is SIGKILLed mid-replay. Asserted:
-   nothing lost or wrong; every topic, changelogs included, has replication factor 3 and
-   ``min.insync.replicas=2``.
+   same settings, under its supervisor as in 2; the node coordinating the worker's group is
+   SIGKILLed mid-replay. Asserted: nothing lost or wrong; every topic, changelogs included,
+   has replication factor 3 and ``min.insync.replicas=2``.
 
 Besides: :func:`test_an_input_message_at_the_broker_limit_keeps_the_worker_up`, one input
 message that a default broker accepts (about 1 MB) between two sound responses.
@@ -77,6 +79,7 @@ from tests.reliability import (
     Producer,
     Seen,
     Send,
+    Supervised,
     TunedDeployment,
     Verdict,
     Watcher,
@@ -312,6 +315,7 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
     state_dir = tmp_path / "broker"
     info = local.start(state_dir, heap="512m")
     workers: list[Worker] = []
+    supervised: Supervised | None = None
     producer: Producer | None = None
     watcher: Watcher | None = None
     try:
@@ -322,9 +326,8 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
         producer = Producer(info.bootstrap, dep.chunks,
                             paced(order, max(12.0, BROKER_RESPONSES * 0.08)))
         watcher = Watcher(info.bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
-        worker = Worker(dep, "w")
-        workers.append(worker)
-        worker.wait_ready()
+        supervised = Supervised(dep, "w")
+        supervised.worker.wait_ready()
         producer.start()
         assert watcher.wait_for(lambda seen: len(seen) >= len(plans) // 3, timeout=120), \
             "the replay did not get a third of the way"
@@ -337,11 +340,16 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
         first = watcher.first_after(ready_at, timeout=180)
         producer.finish(timeout=240 + BROKER_RESPONSES * 0.2)
         wait_all(watcher, plans, timeout=120 + BROKER_RESPONSES * 0.15)
-        alive = worker.process.poll() is None
+        supervised.close()
+        workers = supervised.workers
+        alive = supervised.alive
         seen = watcher.seen()
     finally:
         if producer is not None:
             producer.abort()
+        if supervised is not None:
+            supervised.close()
+            workers = supervised.workers
         stop_all(workers)
         if watcher is not None:
             watcher.close()
@@ -363,20 +371,21 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
     figures.report("records_written_while_down", len(during))
     figures.report("recovery_s (broker ready -> first record decided after it)",
                    float("nan") if first is None else first.created - ready_at, "s")
-    figures.equal("worker_tracebacks", tracebacks(worker), 0)
+    figures.report("worker_restarts (status 75, by the supervisor)", len(workers) - 1)
+    figures.equal("worker_tracebacks", sum(tracebacks(w) for w in workers), 0)
     figures.note("restart", how)
     assert producer is not None
     figures.note("lost", lost_details(verdict, plans, producer, stopped_at, ready_at))
     figures.note("duplicates", windows[:40])
     figures.note("different_contents",
                  copies_of(verdict.conflicts, [(stopped_at, "broker stop")])[:20])
-    figures.note("worker_errors", worker_errors([worker]))
+    figures.note("worker_errors", worker_errors(workers))
     figures.emit()
 
     common_asserts(verdict)
-    assert alive, f"the worker died with the broker:\n{worker.tail(60)}"
+    assert alive, f"the worker died with the broker:\n{workers[-1].tail(60)}"
     assert first is not None, "the worker never published again after the broker came back"
-    assert tracebacks(worker) == 0, worker.tail(80)
+    assert sum(tracebacks(w) for w in workers) == 0, workers[-1].tail(80)
 
 
 # --------------------------------------------------------------------------- 3. rebalance
@@ -742,9 +751,9 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
     producer = Producer(cluster.bootstrap, dep.chunks,
                         paced(order, max(15.0, CLUSTER_RESPONSES * 0.1)))
     watcher = Watcher(cluster.bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
-    worker = Worker(dep, "w")
+    supervised = Supervised(dep, "w")
     try:
-        worker.wait_ready(timeout=120)
+        supervised.worker.wait_ready(timeout=120)
         producer.start()
         assert watcher.wait_for(lambda seen: len(seen) >= len(plans) // 3, timeout=120)
         victim = asyncio.run(_coordinator(cluster.bootstrap, dep.name))
@@ -753,14 +762,17 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
         first = watcher.first_after(stopped_at, timeout=120)
         producer.finish(timeout=240 + CLUSTER_RESPONSES * 0.2)
         wait_all(watcher, plans, timeout=120 + CLUSTER_RESPONSES * 0.2)
-        alive = worker.process.poll() is None
+        supervised.close()
+        alive = supervised.alive
         changelogs = [f"{dep.name}-{t}-changelog" for t in ("chunks", "responses", "quarantine")]
         topics = [dep.chunks, dep.assembled, dep.deadletter, *changelogs]
         replication = asyncio.run(_replication(cluster.bootstrap, topics))
         group_state, _ = group_assignment(cluster.bootstrap, dep.name, dep.chunks)
     finally:
         producer.abort()
-        stop_all([worker])
+        supervised.close()
+        workers = supervised.workers
+        stop_all(workers)
         watcher.close()
 
     seen = watcher.seen()
@@ -782,14 +794,15 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
     figures.report("longest_output_pause_before_kill_s",
                    longest_pause(seen, stopped_at - 10, 10), "s")
     figures.equal("worker_survived", "yes" if alive else "no", "yes")
-    figures.equal("worker_tracebacks", tracebacks(worker), 0)
+    figures.report("worker_restarts (status 75, by the supervisor)", len(workers) - 1)
+    figures.equal("worker_tracebacks", sum(tracebacks(w) for w in workers), 0)
     figures.note("replication", {t: list(v) for t, v in replication.items()})
     figures.note("group_state_after", group_state)
     figures.note("duplicates", attribute(verdict.duplicates, [(stopped_at, "broker kill")]))
     figures.note("different_contents",
                  copies_of(verdict.conflicts, [(stopped_at, "broker kill")])[:20])
     figures.note("lost", lost_details(verdict, plans, producer, stopped_at))
-    figures.note("worker_errors", worker_errors([worker]))
+    figures.note("worker_errors", worker_errors(workers))
     figures.emit()
 
     common_asserts(verdict)
@@ -797,6 +810,6 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
     assert {t: v[0] for t, v in replication.items()} == dict.fromkeys(topics, 3)
     assert {t: v[1] for t, v in replication.items()} == dict.fromkeys(topics, PARTITIONS)
     assert {t: replication[t][2] for t in changelogs} == dict.fromkeys(changelogs, "2")
-    assert alive, f"the worker died:\n{worker.tail(60)}"
+    assert alive, f"the worker died:\n{workers[-1].tail(60)}"
     assert first is not None, "nothing was published after the broker crash"
-    assert tracebacks(worker) == 0, worker.tail(80)
+    assert sum(tracebacks(w) for w in workers) == 0, workers[-1].tail(80)

@@ -71,8 +71,15 @@ DRAINED: WeakKeyDictionary[Any, list[Callable[[], None]]] = WeakKeyDictionary()
 COMMITTING: WeakKeyDictionary[Any, list[Callable[[], object]]] = WeakKeyDictionary()
 #: Called after a drain to send failed writes again, per app (see :func:`resend_failed`).
 RESENDING: WeakKeyDictionary[Any, list[Callable[[], int]]] = WeakKeyDictionary()
-#: Drains (each followed by a re-send of what failed) before a commit gives up.
-RESEND_ATTEMPTS = 5
+#: Drains (each followed by a re-send of what failed) before a commit gives up, and the
+#: pause before each re-send: a broker that lost leadership takes seconds to hand it over,
+#: and an idempotent producer that saw ``OutOfOrderSequenceNumber`` needs its in-flight
+#: batches to fail first (about 11 s in all).
+RESEND_ATTEMPTS = 8
+RESEND_BACKOFF = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0)
+#: Called when a commit gives up (the worker must stop rather than commit past lost
+#: writes, or go on without committing), per app (see :func:`on_fatal`).
+FATAL: WeakKeyDictionary[Any, Callable[[BaseException], object]] = WeakKeyDictionary()
 
 
 def on_drained(app: Any, callback: Callable[[], None]) -> None:
@@ -85,6 +92,13 @@ def resend_failed(app: Any, callback: Callable[[], int]) -> None:
     """After each drain before a commit, call ``callback``: it sends again the writes the
     producer gave up on and returns how many; the commit waits until none failed."""
     RESENDING.setdefault(app, []).append(callback)
+
+
+def on_fatal(app: Any, callback: Callable[[BaseException], object]) -> None:
+    """Call ``callback`` with the error when a commit of ``app`` gives up on its changelog
+    writes: it stops the worker (see ``Toolwire.fail``), whose restart replays the input
+    from the last commit; without one, the commit raises."""
+    FATAL[app] = callback
 
 
 def before_commit(app: Any, callback: Callable[[], object]) -> None:
@@ -258,10 +272,16 @@ def install(input_topic: str) -> None:
                 break
             _log.warning("%d changelog writes failed (attempt %d of %d): sent again before "
                          "committing offsets", failed, attempt + 1, RESEND_ATTEMPTS)
+            await asyncio.sleep(RESEND_BACKOFF[attempt])
             await drain_producer(self.app)
         else:
-            raise RuntimeError(f"changelog writes still fail after {RESEND_ATTEMPTS} attempts: "
-                               "not committing offsets past them")
+            error = RuntimeError(f"changelog writes still fail after {RESEND_ATTEMPTS} "
+                                 "attempts: not committing offsets past them")
+            fatal = FATAL.get(self.app)
+            if fatal is None:
+                raise error
+            fatal(error)
+            return
         for callback in DRAINED.get(self.app, ()):
             callback()
 

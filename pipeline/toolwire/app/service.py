@@ -76,6 +76,8 @@ class Toolwire:
         # Held table writes go out before every commit (and their offsets with them).
         fixes.before_commit(app, self.processor.flush)
         fixes.resend_failed(app, lambda: sum(table.resend_failed() for table in self.tables))
+        # A commit that cannot make its changelog writes durable stops the worker too.
+        fixes.on_fatal(app, self._commit_failed)
         # Writes tables: one message at a time (faust-streaming #606).
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)
@@ -205,6 +207,12 @@ class Toolwire:
         if output.settles is not None or output.sink is Sink.DEADLETTER:
             await sent
 
+    def _commit_failed(self, exc: BaseException) -> NoReturn:
+        self.fail(PublishFault(
+            exc, f"{exc} (the producer gave up on them: it is in a fatal state)",
+            "nothing past them is committed: the restarted worker replays its input from the "
+            "last commit; if it repeats, check the brokers (leadership, in-sync replicas)"))
+
     def fail(self, exc: BaseException) -> NoReturn:
         """Stop the worker process for a fault it cannot get past (a publish that cannot
         succeed here, or any crash of the agent): with a non-zero status and a log line
@@ -222,7 +230,8 @@ class Toolwire:
         log.critical("fatal: %s — %s. Exiting with status %d: the process supervisor "
                      "(systemd, Kubernetes, compose restart:) restarts the worker, which "
                      "decides the pending responses again", fault.cause, fault.fix, EXIT_FAULT,
-                     exc_info=exc)
+                     # A fault with a name needs no traceback; a crash no rule names does.
+                     exc_info=None if isinstance(exc, PublishFault) else exc)
         for handler in logging.getLogger().handlers:
             handler.flush()
         self.exit(EXIT_FAULT)
