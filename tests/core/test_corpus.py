@@ -7,11 +7,17 @@ a snapshot/restore of the assembler at any point of the stream.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.captures import CAPTURES, Capture
+from tests.core.captures import CAPTURES, CORPUS, Capture
 from toolwire.core import Assembler, assemble, decide
 
 IDS = [c.name for c in CAPTURES]
@@ -73,3 +79,29 @@ def test_snapshot_and_restore_anywhere_gives_the_same_record(data: st.DataObject
         asm = Assembler.restore(snapshot, capture.options.limits)
         assert asm.snapshot() == snapshot  # restores exactly
     assert decide(asm, capture.options) == assemble(body, capture.options)
+
+
+def _generator() -> Any:
+    """``_make.py``, loaded by path (the corpus folder is data, not a package)."""
+    path = Path(__file__).parent / "corpus" / "_make.py"
+    spec = importlib.util.spec_from_file_location("corpus_make", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
+def test_every_expectation_says_the_calls_and_flags(capture: Capture) -> None:
+    """A capture that checks only its outcome proves little: the files on disk (which can be
+    edited by hand, or left stale) must say what the generator requires of every case."""
+    assert _generator().incomplete(capture) == [], capture.name
+
+
+def test_the_corpus_on_disk_is_what_the_generator_writes() -> None:
+    make = _generator()
+    for generated in make.build():
+        on_disk = orjson.loads((CORPUS / f"{generated.name}.json").read_bytes())
+        assert on_disk == orjson.loads(orjson.dumps(generated.expectation())), generated.name
+        assert (CORPUS / f"{generated.name}.sse").read_bytes() == generated.body

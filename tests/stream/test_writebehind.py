@@ -3,15 +3,23 @@ a crash between two commits loses nothing the input cannot give again."""
 
 from __future__ import annotations
 
+import base64
 import random
 
 import pytest
 
-from tests.core.captures import CAPTURES
+from tests.core.captures import CAPTURES, Capture
 from tests.stream.test_processor import GOOD, World, record
-from toolwire.core import assemble
+from toolwire.core import Options, Provenance, assemble
 from toolwire.settings import Settings
-from toolwire.stream.messages import H_CHUNK_SEQ, H_END, H_REQUEST_ID, Output
+from toolwire.stream.messages import (
+    H_CHUNK_SEQ,
+    H_DECLARED_TOOLS,
+    H_END,
+    H_REQUEST_ID,
+    Output,
+    Sink,
+)
 from toolwire.stream.state import (
     DoneMarker,
     OpenResponse,
@@ -37,6 +45,31 @@ def send_piece(world: World, request: str, seq: int, session: str = "s1") -> lis
 def send_end(world: World, request: str, session: str = "s1") -> list[Output]:
     return world.send(b"", {H_REQUEST_ID: request, H_CHUNK_SEQ: str(len(PIECES)),
                             H_END: "eof"}, key=session)
+
+
+#: Fields only the pipeline writes (a dead letter's Kafka provenance and raw input copy).
+PIPELINE_ONLY = ("provenance", "raw_chunks", "raw_chunks_truncated")
+
+
+def assert_the_record_assemble_gives(output: Output, body: bytes, request: str = "r1",
+                                     session: str = "s1",
+                                     options: Options | None = None) -> None:
+    """The published record is the whole record ``toolwire assemble`` gives for the body (the
+    pipeline seeds synthesized ids with the request id), with the request's own ids; a dead
+    letter's raw chunks give the body back, byte for byte."""
+    options = options or Options()
+    got = record(output)
+    expected = assemble(body, options, Provenance(request_id=request, session_id=session))
+    sink = Sink.ASSEMBLED if expected["outcome"] == "assembled" else Sink.DEADLETTER
+    assert output.sink is sink, request
+    if sink is Sink.DEADLETTER:
+        raw = got["raw_chunks"]
+        assert [c["seq"] for c in raw] == list(range(len(raw))), request
+        assert b"".join(base64.b64decode(c["value_b64"]) for c in raw) == body, request
+        assert got["raw_chunks_truncated"] is False, request
+    for key in PIPELINE_ONLY:
+        got.pop(key, None)
+    assert got == expected, request
 
 
 # -- the cache itself -------------------------------------------------------------------------
@@ -122,8 +155,7 @@ def test_a_crash_between_commits_loses_nothing_the_input_gives_again() -> None:
         send_piece(world, "r1", seq)
     out = send_end(world, "r1")
     assert len(out) == 1 and world.processor.stats["responses_rebuilt"] == 1
-    got, expected = record(out[0]), assemble(GOOD)
-    assert got["tool_calls"] == expected["tool_calls"]
+    assert_the_record_assemble_gives(out[0], GOOD)
 
 
 def test_a_crash_after_a_flush_ahead_of_the_commit_skips_what_was_stored() -> None:
@@ -138,7 +170,8 @@ def test_a_crash_after_a_flush_ahead_of_the_commit_skips_what_was_stored() -> No
         send_piece(world, "r1", seq)
     out = send_end(world, "r1")
     assert world.processor.stats["duplicates_skipped"] == 4
-    assert record(out[0])["tool_calls"] == assemble(GOOD)["tool_calls"]
+    assert len(out) == 1
+    assert_the_record_assemble_gives(out[0], GOOD)
 
 
 def test_open_responses_of_the_per_chunk_release_are_rebuilt_and_rewritten() -> None:
@@ -159,7 +192,8 @@ def test_open_responses_of_the_per_chunk_release_are_rebuilt_and_rewritten() -> 
     for seq in range(4, len(PIECES)):
         send_piece(world, "r1", seq)
     out = send_end(world, "r1")
-    assert record(out[0])["tool_calls"] == assemble(GOOD)["tool_calls"]
+    assert len(out) == 1
+    assert_the_record_assemble_gives(out[0], GOOD)
     world.commit()
     world.commit()
     world.commit()
@@ -188,15 +222,35 @@ def test_the_cache_bound_is_reported() -> None:
     assert not world.processor.cache_full and world.processor.unflushed_bytes == 0
 
 
-def test_changelog_writes_per_input_message_at_interleaved_traffic() -> None:
+#: The corpus by the worker setting it needs: strict mode and id synthesis are a worker's
+#: settings; declared tools travel in a header of each request.
+WORKERS: dict[str, tuple[Settings, list[Capture]]] = {
+    "lenient": (Settings(stream_ttl_seconds=60, dedupe_window_seconds=600),
+                [c for c in CAPTURES if not c.options.strict and not c.options.synthesize_ids]),
+    "strict": (Settings(strict=True, stream_ttl_seconds=60, dedupe_window_seconds=600),
+               [c for c in CAPTURES if c.options.strict]),
+    "synthesizing": (Settings(synthesize_ids="*", stream_ttl_seconds=60,
+                              dedupe_window_seconds=600),
+                     [c for c in CAPTURES if c.options.synthesize_ids]),
+}
+
+
+def test_every_capture_runs_under_one_of_the_workers() -> None:
+    assert sorted(c.name for _, captures in WORKERS.values() for c in captures) == sorted(
+        c.name for c in CAPTURES)
+    assert all(captures for _, captures in WORKERS.values())
+
+
+@pytest.mark.parametrize("worker", sorted(WORKERS))
+def test_changelog_writes_per_input_message_at_interleaved_traffic(worker: str) -> None:
     """Many responses interleaved, a commit every 200 messages (Faust commits every 2.8 s):
-    table writes per input message stay far under one, and every record is right."""
+    table writes per input message stay far under one, and every record is right: the whole
+    record ``toolwire assemble`` gives for its body."""
+    settings, usable = WORKERS[worker]
     rng = random.Random(7)
-    world = World(drain=False)
-    usable = [c for c in CAPTURES if not c.options.strict and c.options.declared_tools is None
-              and not c.options.synthesize_ids]
+    world = World(settings=settings, drain=False)
     streams = []
-    for n in range(60):
+    for n in range(max(60, 2 * len(usable))):  # every capture, at least twice
         capture = usable[n % len(usable)]
         pieces = [capture.body[i:i + 24] for i in range(0, len(capture.body), 24)]
         streams.append((f"r{n}", f"s{n}", pieces, capture))
@@ -204,17 +258,19 @@ def test_changelog_writes_per_input_message_at_interleaved_traffic() -> None:
     open_ = list(streams[:8])
     waiting = list(streams[8:])
     messages = writes = 0
-    outputs: dict[str, Output] = {}
+    outputs: dict[str, list[Output]] = {}
     while open_:
         i = rng.randrange(len(open_))
         name, session, pieces, capture = open_[i]
         seq = cursor[name]
         headers = {H_REQUEST_ID: name, H_CHUNK_SEQ: str(seq)}
+        tools = capture.options.declared_tools
+        if tools is not None:
+            headers[H_DECLARED_TOOLS] = ",".join(sorted(tools))
         if seq == len(pieces):
             headers[H_END] = "eof"
-        for output in world.send(pieces[seq] if seq < len(pieces) else b"", headers,
-                                 key=session):
-            outputs[name] = output
+        outputs.setdefault(name, []).extend(world.send(
+            pieces[seq] if seq < len(pieces) else b"", headers, key=session))
         messages += 1
         cursor[name] += 1
         if seq == len(pieces):
@@ -226,10 +282,11 @@ def test_changelog_writes_per_input_message_at_interleaved_traffic() -> None:
             writes += len(world.processor.flush())
             world.processor.drained()
     writes += len(world.processor.flush())
-    assert len(outputs) == len(streams)
-    for name, _, _, capture in streams:
-        got = record(outputs[name])
-        assert got["outcome"] == assemble(capture.body, capture.options)["outcome"], name
+    assert sorted(outputs) == sorted(name for name, *_ in streams)
+    for name, session, _, capture in streams:
+        assert len(outputs[name]) == 1, name
+        assert_the_record_assemble_gives(outputs[name][0], capture.body, name, session,
+                                         capture.options)
     assert writes / messages < 0.2, (writes, messages)
 
 

@@ -315,6 +315,10 @@ class Assembler:
                 if fed_custom and custom is not None:
                     offered_name = custom.get("name", ABSENT)
                     arguments = custom.get("input")
+        if arguments is not None and type(arguments) is not str:
+            # Before anything of this entry is applied: a chunk that fails adds nothing.
+            raise malformed(chunk, "'custom.input' is not a string" if fed_custom
+                            else "'function.arguments' is not a string")
         call = choice.wire_index.get(wire_index)
         if call is None:
             call_index = wire_index
@@ -344,16 +348,12 @@ class Assembler:
         if offered_name is not ABSENT:
             call.name = settle_identity(call.name, offered_name, repairs)
         if arguments:
-            # A non-string fails here (no isascii) and is diagnosed by ``feed``.
             size = len(arguments) if arguments.isascii() else _utf8_len(arguments)
             call.arguments_bytes += size
             if call.arguments_bytes > self.limits.max_arguments_bytes:
                 raise Oversize(f"call {call.index} of choice {call.choice} has more than "
                                f"{self.limits.max_arguments_bytes} bytes of arguments")
             call.fragments.append(arguments)
-        elif arguments is not None and arguments != "":
-            raise malformed(chunk, "'custom.input' is not a string" if fed_custom
-                            else "'function.arguments' is not a string")
         if not plain and not CALL_FIELDS.issuperset(entry):
             self._keep_provider_fields(chunk, call, entry)
 

@@ -1445,7 +1445,24 @@ def gemini_split_name_unknown_tool() -> Capture:
         proves="names are never concatenated; last non-empty wins -> unknown_tool dead letter",
         body=body,
         declared_tools=["edit_existing_file", "read_file"],
-        expect=dead_letter("unknown_tool"),
+        expect=dead_letter(
+            "unknown_tool",
+            # One call: "isting_file" (the last non-empty name) replaced "edit_ex", never
+            # joined; the fragments "" + '{"filepath": "src/app.ts", ' + '"replacement": ...}'
+            # are one JSON object.  Complete identity -> missing [].
+            calls=[
+                missing(
+                    call(
+                        0,
+                        0,
+                        "call_gm_4f1e9a7c",
+                        "isting_file",
+                        '{"filepath": "src/app.ts", "replacement": "export {}\\n"}',
+                        True,
+                    )
+                )
+            ],
+        ),
     )
 
 
@@ -1474,7 +1491,13 @@ def strict_identity_conflict() -> Capture:
         proves="strict mode dead-letters identity_conflict",
         body=body,
         strict=True,
-        expect=dead_letter("identity_conflict"),
+        expect=dead_letter(
+            "identity_conflict",
+            # Strict mode assembles as usual and refuses at the decision: entry 2's id arrives
+            # while the arguments are "{" (incomplete JSON) -> no split, a conflict, the last
+            # id wins; its name "" is ignored; arguments "{" + "}" are JSON.
+            calls=[missing(call(0, 0, "115830946", "get_time", "{}", True))],
+        ),
     )
 
 
@@ -2225,7 +2248,19 @@ def stream_closed_mid_arguments() -> Capture:
         shape="no [DONE], mid-arguments",
         proves="stream_closed dead letter",
         body=body,
-        expect=dead_letter("stream_closed"),
+        expect=dead_letter(
+            "stream_closed",
+            # The call as far as it came: identity from the first delta, arguments cut
+            # mid-string (not JSON).
+            calls=[
+                missing(
+                    call(
+                        0, 0, "call_00_Dd4Ff6Gg8Hh0Jj2Kk4Ll6Mm8", "tail_log", '{"path": "/var/log/',
+                        False,
+                    )
+                )
+            ],
+        ),
     )
 
 
@@ -2245,7 +2280,7 @@ def stream_closed_after_finish() -> Capture:
         shape="no [DONE] after a finish chunk",
         proves="[DONE] is required even when a finish_reason arrived",
         body=body,
-        expect=dead_letter("stream_closed"),
+        expect=dead_letter("stream_closed", calls=[]),  # a text answer: no call
     )
 
 
@@ -2265,7 +2300,8 @@ def non_json_payload() -> Capture:
         shape="non-JSON payload",
         proves="malformed_chunk dead letter",
         body=body,
-        expect=dead_letter("malformed_chunk"),
+        # No chunk carried a tool call: no call.
+        expect=dead_letter("malformed_chunk", calls=[]),
     )
 
 
@@ -2284,7 +2320,8 @@ def json_not_object() -> Capture:
         shape="JSON array payload",
         proves="malformed_chunk dead letter",
         body=body,
-        expect=dead_letter("malformed_chunk"),
+        # No chunk carried a tool call: no call.
+        expect=dead_letter("malformed_chunk", calls=[]),
     )
 
 
@@ -2301,7 +2338,8 @@ def choices_is_string() -> Capture:
         shape="choices not a list",
         proves="malformed_chunk dead letter",
         body=body,
-        expect=dead_letter("malformed_chunk"),
+        # No chunk carried a tool call: no call.
+        expect=dead_letter("malformed_chunk", calls=[]),
     )
 
 
@@ -2334,7 +2372,10 @@ def arguments_object() -> Capture:
         shape="arguments as a JSON object",
         proves="arguments that are neither string nor null -> malformed_chunk",
         body=body,
-        expect=dead_letter("malformed_chunk"),
+        # The only call entry is in the malformed chunk, and a payload that fails is not applied
+        # (toolwire/core/wire.py: "A payload that fails is the dead letter malformed_chunk"):
+        # nothing of it was assembled, so no call -- not a call with its id and name only.
+        expect=dead_letter("malformed_chunk", calls=[]),
     )
 
 
@@ -2367,7 +2408,9 @@ def tool_index_boolean() -> Capture:
         shape="tool index true",
         proves="bool is not an int -> malformed_chunk",
         body=body,
-        expect=dead_letter("malformed_chunk"),
+        # The only call entry is in the malformed chunk (an index true places it nowhere): no
+        # call.
+        expect=dead_letter("malformed_chunk", calls=[]),
     )
 
 
@@ -2833,7 +2876,16 @@ def new_id_mid_arguments_strict() -> Capture:
         proves="the mid-arguments id change is a conflict, so strict mode dead-letters it",
         body=_new_id_mid_arguments_body(s, "call_k3_Tz2Nb6", "call_k4_Qd9Hr1"),
         strict=True,
-        expect=dead_letter("identity_conflict"),
+        expect=dead_letter(
+            "identity_conflict",
+            # Assembled as in new_id_mid_arguments_conflict (one call, the last id), refused
+            # at the decision.
+            calls=[
+                missing(
+                    call(0, 0, "call_k4_Qd9Hr1", "search_docs", '{"query": "refund policy"}', True)
+                )
+            ],
+        ),
     )
 
 
@@ -3267,7 +3319,12 @@ def function_and_custom_mixed_malformed() -> Capture:
         shape="function and custom fields on one call",
         proves="a call that is both function and custom -> malformed_chunk",
         body=body,
-        expect=dead_letter("malformed_chunk"),
+        expect=dead_letter(
+            "malformed_chunk",
+            # The first chunk opened the function call (arguments ""); the malformed second
+            # chunk is not applied, so the call stays a function call without arguments.
+            calls=[missing(call(0, 0, "call_Mf4Ng6Oh8Pi0Qj2Rk", "apply_patch", "", False))],
+        ),
     )
 
 
@@ -3300,7 +3357,8 @@ def custom_not_an_object() -> Capture:
         shape="custom not an object",
         proves="custom that is not an object (and not null) -> malformed_chunk",
         body=body,
-        expect=dead_letter("malformed_chunk"),
+        # The only call entry is in the malformed chunk: no call.
+        expect=dead_letter("malformed_chunk", calls=[]),
     )
 
 
@@ -3344,7 +3402,24 @@ def custom_tool_unknown_name() -> Capture:
         proves="declared tools are checked for custom names too -> unknown_tool",
         body=body,
         declared_tools=["shell"],
-        expect=dead_letter("unknown_tool"),
+        expect=dead_letter(
+            "unknown_tool",
+            # The whole custom call: custom.input "" then the patch text (not JSON), type custom;
+            # complete identity -> missing [].
+            calls=[
+                missing(
+                    call(
+                        0,
+                        0,
+                        "call_Cu8Dv0Ew2Fx4Gy6Hz",
+                        "apply_patch",
+                        "*** Begin Patch\n*** End Patch",
+                        False,
+                        type_="custom",
+                    )
+                )
+            ],
+        ),
     )
 
 
@@ -3924,7 +3999,7 @@ def perplexity_cut_before_done() -> Capture:
         proves="a body ending with neither [DONE] nor a chat.completion.done chunk is "
         "stream_closed",
         body=body,
-        expect=dead_letter("stream_closed"),
+        expect=dead_letter("stream_closed", calls=[]),  # a text answer: no call
     )
 
 
@@ -4247,6 +4322,56 @@ def error_event_not_json() -> Capture:
 # --------------------------------------------------------------------------------------------
 
 
+#: What every assembled expectation must state: the calls, the finish reason and the flags.
+ASSEMBLED_KEYS = (
+    "tool_calls",
+    "withheld_tool_calls",
+    "finish_reason",
+    "truncated",
+    "error_code",
+    "retryable",
+)
+#: What every dead-letter expectation must state: why, and the calls as far as assembled.
+DEAD_LETTER_KEYS = ("reason", "calls")
+#: The keys of every call object (provider_fields and id_synthesized only when they apply).
+CALL_KEYS = ("choice", "index", "id", "name", "type", "arguments", "arguments_json")
+
+
+def incomplete(capture: Capture) -> list[str]:
+    """What ``capture.expect`` leaves unsaid that every capture must say (empty: nothing).
+
+    An assembled record: its calls, withheld calls, finish reason, ``truncated``,
+    ``error_code`` and ``retryable``; each call whole, and an executable call never without
+    its id or name.  A dead letter: its reason and its calls, each whole and with ``missing``
+    naming exactly the identity fields that are null.
+    """
+    expect = capture.expect
+    outcome = expect.get("outcome")
+    lists: dict[str, tuple[str, ...]]
+    if outcome == "assembled":
+        lacking = [key for key in ASSEMBLED_KEYS if key not in expect]
+        lists = {"tool_calls": CALL_KEYS, "withheld_tool_calls": CALL_KEYS}
+    elif outcome == "dead_letter":
+        lacking = [key for key in DEAD_LETTER_KEYS if key not in expect]
+        lists = {"calls": (*CALL_KEYS, "missing")}
+    else:
+        return [f"outcome {outcome!r}"]
+    for key, need in lists.items():
+        calls = expect.get(key, [])
+        if not isinstance(calls, list):
+            lacking.append(f"{key} (not a list)")
+            continue
+        for n, entry in enumerate(calls):
+            lacking += [f"{key}[{n}].{field}" for field in need if field not in entry]
+            if key == "tool_calls" and not (entry.get("id") and entry.get("name")):
+                lacking.append(f"{key}[{n}] (an executable call without its id or name)")
+            if "missing" in need and "missing" in entry:
+                nulls = [field for field in ("id", "name") if entry.get(field) is None]
+                if entry["missing"] != nulls:
+                    lacking.append(f"{key}[{n}].missing (should name {nulls})")
+    return lacking
+
+
 def build() -> list[Capture]:
     captures = []
     for fn in CASES:
@@ -4256,6 +4381,13 @@ def build() -> list[Capture]:
     names = [c.name for c in captures]
     if len(set(names)) != len(names):
         raise ValueError("duplicate capture names")
+    refused = {c.name: lacking for c in captures if (lacking := incomplete(c))}
+    if refused:
+        raise ValueError(
+            "expectations that leave out what every capture must state (work each value out "
+            "by hand from the spec): "
+            + "; ".join(f"{name}: {', '.join(lacking)}" for name, lacking in refused.items())
+        )
     return captures
 
 
