@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final, Protocol, Self
 
 from aiokafka import AIOKafkaProducer
 
@@ -49,8 +49,10 @@ __all__ = [
     "END_EOF",
     "END_ERROR",
     "BrokerUnreachable",
+    "Cancellable",
     "ChunkPublisher",
     "Coalescer",
+    "CoalescingClock",
     "PublishError",
     "PublishReport",
     "RequestMeta",
@@ -254,8 +256,9 @@ class Coalescer:
     """Joins one stream's slices into fewer messages; pure: the caller supplies the time.
 
     Kept apart from Kafka and from the event loop so that its rules can be tested exactly
-    with made-up clocks; :meth:`ChunkPublisher.publish_stream` drives it with the loop's clock
-    and a timer. The rules:
+    with made-up clocks; :meth:`ChunkPublisher.publish_stream` drives it with the publisher's
+    :class:`CoalescingClock` (the running loop's by default) and that clock's timer. The
+    rules:
 
     - the first slice after a send opens a window of ``window`` seconds, and slices that
       arrive before it elapses join the buffer; the buffer becomes a message when the window
@@ -322,6 +325,55 @@ class Coalescer:
             self._buffer = []
             self._size = 0
         self.deadline = None
+
+
+class Cancellable(Protocol):
+    """A timer that has been set: :class:`asyncio.TimerHandle` is one."""
+
+    def cancel(self) -> None: ...
+
+
+class CoalescingClock(Protocol):
+    """What a publisher measures its coalescing windows with and closes them by.
+
+    ``time()`` is now, in seconds; ``call_at(when, callback)`` runs ``callback()`` once
+    ``time()`` has reached ``when`` and returns a handle whose ``cancel()`` stops it. Every
+    asyncio event loop is one (``loop.time``, ``loop.call_at``), and the running loop is what
+    :class:`ChunkPublisher` uses unless given another.
+
+    This is the seam for deterministic tests: a fake whose time moves only when the test
+    advances it (running the callbacks that fall due) closes a window exactly when the test
+    says so, with no real sleep and no dependence on how busy the machine is.
+    """
+
+    def time(self) -> float: ...
+
+    def call_at(self, when: float, callback: Callable[[], object], /) -> Cancellable: ...
+
+
+async def _first_of(
+    pull: asyncio.Future[Any], deadline: float | None, clock: CoalescingClock
+) -> None:
+    """Return as soon as ``pull`` is done or ``clock`` reaches ``deadline`` (never, for
+    ``None``), whichever comes first, leaving ``pull`` as it is.
+
+    ``asyncio.wait((pull,), timeout=...)`` with the timer set on ``clock`` instead of on the
+    loop; cancelling the caller cancels only the wait.
+    """
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    timer = None if deadline is None else clock.call_at(deadline, wake)
+    pull.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        if timer is not None:
+            timer.cancel()
+        pull.remove_done_callback(wake)
 
 
 async def _next_piece(body: AsyncIterator[bytes]) -> bytes | None:
@@ -391,6 +443,11 @@ class ChunkPublisher:
     coalescing trades that for up to ``coalesce_ms`` of added latency on the first slice of
     each window. The values stay the body's bytes in order, so the consumer assembles the same
     response either way. 0 (the default) sends one message per slice, as they come.
+
+    ``clock`` is what the coalescing windows are timed with and closed by (see
+    :class:`CoalescingClock`): by default (``None``) the running event loop's own clock and
+    timers. It is the seam for deterministic tests, which pass a fake clock that moves only
+    when they advance it; a gateway has no reason to set it.
     """
 
     def __init__(
@@ -403,11 +460,17 @@ class ChunkPublisher:
         security: Mapping[str, Any] | None = None,
         coalesce_ms: float = 0.0,
         coalesce_bytes: int = DEFAULT_COALESCE_BYTES,
+        clock: CoalescingClock | None = None,
         **producer_options: Any,
     ) -> None:
         _check_coalescing(coalesce_ms, coalesce_bytes)
+        if clock is not None and not (callable(getattr(clock, "time", None))
+                                      and callable(getattr(clock, "call_at", None))):
+            raise TypeError(f"clock must have time() and call_at(when, callback) like an "
+                            f"event loop, got {clock!r}")
         self.coalesce_ms = coalesce_ms
         self.coalesce_bytes = coalesce_bytes
+        self._clock = clock
         self.topic = topic
         self.connect_timeout = connect_timeout
         self._owned = isinstance(source, str)
@@ -581,18 +644,18 @@ class ChunkPublisher:
 
         The read of the next slice stays pending across a window's timeout (never cancelled
         by it), and messages are sent while it is pending, so a quiet body still gets its
-        buffered bytes out when the window elapses.
+        buffered bytes out when the window elapses. Time is read from, and the window's timer
+        set on, the publisher's clock (the running loop unless one was given).
         """
-        loop = asyncio.get_running_loop()
+        clock: CoalescingClock = (self._clock if self._clock is not None
+                                  else asyncio.get_running_loop())
         pull: asyncio.Task[bytes | None] | None = None
         try:
             while True:
                 await self._drain(producer, stream, batch)
                 if pull is None:
                     pull = asyncio.create_task(_next_piece(body))
-                timeout = (None if batch.deadline is None
-                           else max(0.0, batch.deadline - loop.time()))
-                await asyncio.wait((pull,), timeout=timeout)
+                await _first_of(pull, batch.deadline, clock)
                 if not pull.done():
                     # Only this window's timer ends the wait without a slice (nothing else
                     # touches the deadline meanwhile), so seal rather than compare clocks:
@@ -603,13 +666,13 @@ class ChunkPublisher:
                 pull = None
                 if piece is None:
                     break
-                batch.add(piece, loop.time())
+                batch.add(piece, clock.time())
         finally:
             if pull is not None:
                 if pull.done() and not pull.cancelled() and pull.exception() is None:
                     # Read just as the stream failed: the body gave it up, so it goes out
                     # with the rest of the buffer.
-                    batch.add(pull.result() or b"", loop.time())
+                    batch.add(pull.result() or b"", clock.time())
                 else:
                     # Reaches the body as the cancellation would without coalescing.
                     pull.cancel()
