@@ -31,6 +31,7 @@ from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
 from toolwire.core import Provenance, assemble
 from toolwire.stream.messages import H_CHUNK_SEQ, H_CONTROL, idempotency_key
+from toolwire.stream.state import DoneMarker, decode_response, segment_key
 
 pytestmark = pytest.mark.broker
 
@@ -208,21 +209,55 @@ def test_idle_stream_is_swept_as_abandoned(deployment: tuple[Deployment, Worker]
     assert [r["reason"] for r in got["idle-r"]] == ["stream_abandoned"]
 
 
-def test_state_is_deleted_after_completion(deployment: tuple[Deployment, Worker]) -> None:
-    dep, _ = deployment
-    run(dep, request_chunks("del-s", "del-r", slices(GOOD, 20)), until=1)
-    # Chunks are deleted once the done marker is durable (two commits later), by the next
-    # event of the partition or the sweep: poll for it, bounded.
-    deadline = time.monotonic() + 45
-    while True:
-        _, _, last = asyncio.run(topic_bytes(dep.bootstrap, f"{dep.name}-chunks-changelog"))
-        assert last, "the chunks changelog was never written"
-        alive = {k: v for k, v in last.items() if v is not None}
-        # Only responses still open (none of this module's tests leaves one open for long).
-        if len(alive) <= 3:
-            break
-        assert time.monotonic() < deadline, f"{len(alive)} chunk keys were never deleted"
-        time.sleep(1)
+def _changelog_of(dep: Deployment, table: str, prefix: bytes) -> dict[bytes, bytes | None]:
+    """The last value of each key of ``table``'s changelog that starts with ``prefix``."""
+    _, _, last = asyncio.run(topic_bytes(dep.bootstrap, f"{dep.name}-{table}-changelog"))
+    return {k: v for k, v in last.items() if k.startswith(prefix)}
+
+
+def test_state_is_deleted_after_completion(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A response whose chunks reached the changelog (a commit flushed them before its end
+    marker came) ends there as tombstones once decided, its done marker kept: the state of a
+    decided response does not outlive it. Its own deployment, so no other test's traffic
+    writes or deletes anything in these changelogs."""
+    dep = Deployment(kafka_bootstrap, tmp_path, sweep_interval=1)  # TTL: 600 s, never swept
+    asyncio.run(dep.create_topics())
+    request = "del-r"
+    *opened, end = request_chunks("del-s", request, slices(GOOD, 20))
+    prefix = segment_key(request, 0).removesuffix("s0").encode()  # its chunk keys, any kind
+    worker = Worker(dep)
+    try:
+        worker.wait_ready()
+        asyncio.run(produce(kafka_bootstrap, dep.chunks, opened))
+        # Held until a commit (about every 2.8 s) or the sweep flushes them: poll, bounded.
+        deadline = time.monotonic() + 45
+        while not (stored := _changelog_of(dep, "chunks", prefix)):
+            assert time.monotonic() < deadline, f"no chunk key in 45 s:\n{worker.tail()}"
+            time.sleep(0.5)
+        assert all(v is not None for v in stored.values()), stored
+        asyncio.run(produce(kafka_bootstrap, dep.chunks, [end]))
+        records = asyncio.run(collect(kafka_bootstrap, [dep.assembled, dep.deadletter],
+                                      until=1, idle=0.5, timeout=60))
+        assert [(r["request_id"], r["_topic"]) for r in records] == [(request, dep.assembled)]
+        # Deleted once the done marker is durable: two producer drains after it. Nothing else
+        # is sent: on an idle partition the sweep (every second here) drains and deletes.
+        deadline = time.monotonic() + 45
+        while True:
+            chunks = _changelog_of(dep, "chunks", prefix)
+            if set(stored) <= set(chunks) and all(v is None for v in chunks.values()):
+                break
+            alive = sorted(k for k, v in chunks.items() if v is not None)
+            assert time.monotonic() < deadline, f"chunk keys never deleted: {alive}"
+            time.sleep(1)
+        assert worker.errors() == [], worker.tail()
+    finally:
+        worker.stop()
+    marker = _changelog_of(dep, "responses", request.encode()).get(request.encode())
+    assert marker is not None, "no done marker in the responses changelog"
+    done = decode_response(marker)
+    assert isinstance(done, DoneMarker) and done.outcome == "assembled", done
+    # One key per segment written (a later commit may have written more than the first).
+    assert done.segments == len(chunks), (done, sorted(chunks))
 
 
 def test_cli_release_and_consume(deployment: tuple[Deployment, Worker]) -> None:

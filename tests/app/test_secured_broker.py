@@ -15,8 +15,10 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import re
 import secrets
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -29,7 +31,9 @@ from typing import Any
 import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.errors import KafkaConnectionError
+from aiokafka.conn import create_conn
+from aiokafka.errors import KafkaConnectionError, SaslAuthenticationFailed
+from aiokafka.protocol.metadata import MetadataRequest
 
 from tests.app.support import Deployment, Worker
 from tests.core.sse import body, call, chunk
@@ -268,6 +272,64 @@ def test_a_client_without_tls_is_refused(cluster: SecuredCluster) -> None:
     assert cluster.password not in done.stdout + done.stderr
 
 
+#: The broker's line for a connection it refused at authentication (TLS or SASL), naming
+#: its own listener's port first in the channel id.
+_REFUSED_LINE = re.compile(r"Failed authentication with /127\.0\.0\.1 \(channelId=127\.0\.0\.1:"
+                           r"(?P<port>\d+)-[^)]*\) \((?P<why>.*)\) \(org\.apache\.kafka")
+
+
+async def _connect(bootstrap: str, security: dict[str, Any]) -> None:
+    """One connection as a client makes it (TLS handshake, SASL authentication, then a
+    metadata request), with aiokafka directly: its error is the one the broker caused, not a
+    probe's ``None``."""
+    host, _, port = bootstrap.rpartition(":")
+    conn = await asyncio.wait_for(create_conn(host, int(port), request_timeout_ms=10_000,
+                                              **security), 20)
+    try:
+        await asyncio.wait_for(conn.send(MetadataRequest([])), 20)
+    finally:
+        conn.close()
+
+
+def _refused(cluster: SecuredCluster, bootstrap: str, settings: Settings
+             ) -> tuple[BaseException, str]:
+    """The error a client with ``settings`` meets at ``bootstrap``, and why the broker says it
+    refused that client (its log line for the listener at ``bootstrap``); fails if the
+    connection is accepted, or if the broker logs no refusal by that listener."""
+    log = cluster.state_dir / "broker.log"
+    since = log.stat().st_size
+    try:
+        asyncio.run(_connect(bootstrap, client_options(settings)))
+    except Exception as exc:  # judged by the caller
+        error: BaseException = exc
+    else:
+        raise AssertionError(f"{bootstrap} accepted a client it must refuse")
+    port = bootstrap.rpartition(":")[2]
+    deadline = time.monotonic() + 15
+    while True:
+        with log.open("rb") as f:
+            f.seek(since)
+            text = f.read().decode(errors="replace")
+        whys = [m["why"] for m in _REFUSED_LINE.finditer(text) if m["port"] == port]
+        if whys:
+            return error, whys[-1]
+        assert time.monotonic() < deadline, (
+            f"the broker logged no refusal by its listener {bootstrap} (the client saw "
+            f"{error!r}):\n{text[-2000:]}")
+        time.sleep(0.2)
+
+
+def _tls_alert(exc: BaseException) -> str | None:
+    """The reason of the first TLS error in ``exc``'s chain (aiokafka reports a handshake
+    the server ended as a closed connection caused by it)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return str(seen.reason)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"])
 def test_each_sasl_mechanism_logs_in(cluster: SecuredCluster, mechanism: str) -> None:
     settings = cluster.settings(sasl_mechanism=mechanism)
@@ -275,8 +337,17 @@ def test_each_sasl_mechanism_logs_in(cluster: SecuredCluster, mechanism: str) ->
         settings = dataclasses.replace(settings, sasl_username=PLAIN_USER,
                                        sasl_password=Secret(cluster.plain_password))
     assert probe(cluster.bootstrap, timeout=20, security=client_options(settings)) is not None
+    asyncio.run(_connect(cluster.bootstrap, client_options(settings)))
+    # A wrong password is refused by SASL itself, after a TLS handshake that succeeded: not
+    # by a timeout, a closed port or a TLS failure, which would fail any client.
     wrong = dataclasses.replace(settings, sasl_password=Secret("not-" + secrets.token_hex(4)))
-    assert probe(cluster.bootstrap, timeout=10, security=client_options(wrong)) is None
+    error, why = _refused(cluster, cluster.bootstrap, wrong)
+    assert isinstance(error, SaslAuthenticationFailed), repr(error)
+    expected = ("Authentication failed: Invalid username or password" if mechanism == "PLAIN"
+                else "Authentication failed during authentication due to invalid credentials "
+                     f"with SASL mechanism {mechanism}")
+    assert error.args == (expected,), repr(error)
+    assert why == expected, why
 
 
 def test_ssl_with_a_client_certificate(cluster: SecuredCluster) -> None:
@@ -286,9 +357,15 @@ def test_ssl_with_a_client_certificate(cluster: SecuredCluster) -> None:
                         ssl_key_file=cluster.certs["client.key"])
     assert probe(cluster.ssl_bootstrap, timeout=20,
                  security=client_options(settings)) is not None
+    asyncio.run(_connect(cluster.ssl_bootstrap, client_options(settings)))
+    # Without a client certificate, the broker ends the TLS handshake with an alert (Java
+    # sends bad_certificate; TLS 1.3 has certificate_required) and logs why.
     anonymous = dataclasses.replace(settings, ssl_cert_file=None, ssl_key_file=None)
-    assert probe(cluster.ssl_bootstrap, timeout=10,
-                 security=client_options(anonymous)) is None
+    error, why = _refused(cluster, cluster.ssl_bootstrap, anonymous)
+    assert isinstance(error, KafkaConnectionError), repr(error)
+    assert _tls_alert(error) in {"SSLV3_ALERT_BAD_CERTIFICATE",
+                                 "TLSV13_ALERT_CERTIFICATE_REQUIRED"}, repr(error.__cause__)
+    assert why == "SSL handshake failed", why
     # 'toolwire broker status' probes an external cluster with the same settings.
     done = _toolwire("broker", "status", env={
         **{k: v for k, v in os.environ.items() if not k.startswith("TOOLWIRE_")},

@@ -282,8 +282,18 @@ class Toolwire:
             self.processor.unsettled()
             self.fail(exc)
         # An idle partition commits nothing, so its held writes (and the deletions that wait
-        # for a durable done marker) would wait for its next message: write them now.
+        # for a durable done marker) would wait for its next message: write them now. The
+        # deletions wait for producer drains, which come only with commits: drain here too,
+        # so that two sweeps of an idle worker carry out its decided responses' deletions.
         self.processor.flush()
+        try:
+            await fixes.drain_producer(self.app)
+        except Exception as exc:  # the next commit drains and checks again
+            log.warning("sweep: the producer did not drain (%s): deletions wait for the next "
+                        "commit", type(exc).__name__)
+            return
+        if not sum(table.resend_failed() for table in self.tables):
+            self.processor.drained()
 
     async def _on_revoked(self, sender: Any, revoked: set[Any], **kwargs: Any) -> None:
         partitions = {tp.partition for tp in revoked if tp.topic == self.settings.topic_chunks}
