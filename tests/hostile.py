@@ -28,8 +28,8 @@ import orjson
 
 from tests.core.captures import CAPTURES, Capture
 from tests.core.sse import body, call, chunk
+from toolwire.config.settings import Settings
 from toolwire.core import Limits, Options, Provenance, assemble
-from toolwire.settings import Settings
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,

@@ -57,7 +57,7 @@ from tests.hostile import partition_of
 from toolwire.app.publishing import EXIT_FAULT
 from toolwire.broker import local
 from toolwire.core import Limits, Provenance, assemble
-from toolwire.status import group_members
+from toolwire.tools.status import group_members
 from toolwire.stream.messages import H_IDEMPOTENCY_KEY, idempotency_key
 
 # --------------------------------------------------------------------------- sizes

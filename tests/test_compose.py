@@ -26,11 +26,11 @@ import pytest
 import yaml
 
 from toolwire.app.health import Health, serve
+from toolwire.app.metrics import WorkerMetrics
 from toolwire.broker.local import ENV_CACHE, kafka_version
+from toolwire.config.settings import Settings, known_variables
 from toolwire.core.limits import Limits
-from toolwire.metrics import WorkerMetrics
-from toolwire.settings import Settings, known_variables
-from toolwire.topics import ENV_TOPICS_DIR, load_contracts
+from toolwire.tools.topics import ENV_TOPICS_DIR, load_contracts
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"

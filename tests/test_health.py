@@ -17,8 +17,8 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
 
 from toolwire.app.health import Health, HealthServer, serve
-from toolwire.metrics import WorkerMetrics
-from toolwire.settings import Settings
+from toolwire.app.metrics import WorkerMetrics
+from toolwire.config.settings import Settings
 
 STALL = 120.0
 
@@ -290,7 +290,7 @@ def test_request_lines_are_not_logged(tmp_path: object) -> None:
     code = (
         "import urllib.request\n"
         "from toolwire.app.health import Health, serve\n"
-        "from toolwire.metrics import WorkerMetrics\n"
+        "from toolwire.app.metrics import WorkerMetrics\n"
         "h = Health(5); h.started()\n"
         "s = serve(h, WorkerMetrics({}, dict, health=h).registry, '127.0.0.1', 0)\n"
         "for path in ('/healthz', '/readyz', '/metrics'):\n"

@@ -23,8 +23,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import GOOD, World
 from toolwire.app.health import Health
+from toolwire.app.metrics import MAX_ERRORS, MAX_PROVIDERS, MAX_TOPICS, WorkerMetrics
 from toolwire.app.service import Toolwire
-from toolwire.metrics import MAX_ERRORS, MAX_PROVIDERS, MAX_TOPICS, WorkerMetrics
 from toolwire.stream.messages import H_CHUNK_SEQ, H_END, H_PROVIDER, H_REQUEST_ID, InputMessage
 
 BROKEN = body(chunk(call(0, arguments="{}")), chunk(finish="tool_calls"))
@@ -265,7 +265,7 @@ def test_restarts_show_as_a_new_start_time() -> None:
         assert started == process
     restarted = subprocess.run(
         [sys.executable, "-c", "from prometheus_client import generate_latest; "
-         "from toolwire.metrics import WorkerMetrics; "
+         "from toolwire.app.metrics import WorkerMetrics; "
          "print(generate_latest(WorkerMetrics({}, dict).registry).decode())"],
         capture_output=True, text=True, timeout=60, check=True)
     later = {s.name: s.value for f in text_string_to_metric_families(restarted.stdout)

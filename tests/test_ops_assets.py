@@ -2,7 +2,7 @@
 
 ``ops/prometheus`` (scrape configuration, alert rules and their unit tests) goes through
 Prometheus' own ``promtool``; the Grafana dashboard and ``ops/RUNBOOK.md`` are checked against
-the code (every metric name a query uses is one ``pipeline/toolwire/metrics.py`` exports, every
+the code (every metric name a query uses is one ``pipeline/toolwire/app/metrics.py`` exports, every
 ``toolwire`` command the runbook cites parses with the real command line, every dead-letter
 reason and alert has its section); and one broker test runs a real worker and a real
 ``prometheus`` on 127.0.0.1 and evaluates every dashboard query through Prometheus' HTTP API.
@@ -49,9 +49,9 @@ from tests.app.support import (
 )
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import World, record
+from toolwire.app.metrics import WorkerMetrics
 from toolwire.cli import build_parser
 from toolwire.core.records import REASONS
-from toolwire.metrics import WorkerMetrics
 from toolwire.stream.messages import H_CHUNK_SEQ, H_PROVIDER
 
 ROOT = Path(__file__).resolve().parent.parent

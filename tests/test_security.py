@@ -1,5 +1,5 @@
 """Connection security without a broker: the settings refuse what cannot connect, naming the
-variable; :mod:`toolwire.security` makes the client options and Faust's credentials; the
+variable; :mod:`toolwire.config.security` makes the client options and Faust's credentials; the
 password shows nowhere. (``tests/app/test_secured_broker.py`` runs them on a real cluster.)"""
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.tls import make_certificates, openssl
-from toolwire.publish import ChunkPublisher
-from toolwire.security import (
+from toolwire.config.security import (
     SecurityError,
     client_options,
     faust_credentials,
@@ -24,7 +23,8 @@ from toolwire.security import (
     ssl_context,
     verify,
 )
-from toolwire.settings import Secret, Settings
+from toolwire.config.settings import Secret, Settings
+from toolwire.publish import ChunkPublisher
 
 PASSWORD = "s3cret-Pa55word-canary"
 

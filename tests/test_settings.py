@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from toolwire.logs import JsonLines, logging_config
-from toolwire.settings import Settings, known_variables
+from toolwire.config.logs import JsonLines, logging_config
+from toolwire.config.settings import Settings, known_variables
 
 
 def test_the_file_is_read_under_the_environment(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_a_missing_file_is_an_error(tmp_path: Path) -> None:
 
 def test_an_unknown_environment_variable_is_warned_about(
         caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="toolwire.settings"):
+    with caplog.at_level(logging.WARNING, logger="toolwire.config.settings"):
         Settings.from_env({"TOOLWIRE_STREM_TTL": "5"})
     assert "TOOLWIRE_STREM_TTL" in caplog.text
 

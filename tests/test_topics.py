@@ -29,8 +29,8 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]  # no st
 from tests.core.captures import CAPTURES, Capture
 from tests.core.sse import body, call, chunk
 from toolwire import cli
+from toolwire.config.settings import Settings
 from toolwire.core import Assembler, Limits, Provenance, assemble
-from toolwire.settings import Settings
 from toolwire.stream import messages
 from toolwire.stream.encode import Origin
 from toolwire.stream.messages import (
@@ -46,7 +46,7 @@ from toolwire.stream.messages import (
     Sink,
 )
 from toolwire.stream.processor import Processor
-from toolwire.topics import (
+from toolwire.tools.topics import (
     ROLES,
     Contract,
     ContractError,
@@ -564,7 +564,7 @@ def test_a_topic_the_listing_missed_is_checked_like_an_existing_one(
     contracts = load_contracts(TOPICS_DIR, Settings())
     hidden = contracts[0].name
     admin = _FakeAdmin({hidden: hidden_partitions}, listed=set())
-    monkeypatch.setattr("toolwire.topics.AIOKafkaAdminClient", lambda **_: admin)
+    monkeypatch.setattr("toolwire.tools.topics.AIOKafkaAdminClient", lambda **_: admin)
     if outcome == "ok":
         lines = asyncio.run(apply_topics("fake:9092", contracts, timeout=2))
         assert lines[0] == f"ok {hidden}: 6 partitions, cleanup.policy=delete"

@@ -75,7 +75,7 @@ def faust_worker(args: argparse.Namespace) -> int:
     from faust.worker import Worker
 
     from toolwire.app.faust_app import build_faust_app
-    from toolwire.settings import Settings
+    from toolwire.config.settings import Settings
 
     state = Path(args.state_dir or tempfile.mkdtemp(prefix="bench-faust-"))
     state.mkdir(parents=True, exist_ok=True)

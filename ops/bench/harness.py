@@ -56,9 +56,9 @@ import workload
 from kafka_io import LiveRun
 from procs import Proc
 
-from toolwire import status
 from toolwire.broker import local
 from toolwire.publish import ChunkPublisher
+from toolwire.tools import status
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -870,7 +870,7 @@ _NOT_BEHAVIOUR = frozenset({"bootstrap", "app_id", "topic_chunks", "topic_assemb
 
 def effective_settings(overrides: dict[str, str]) -> str:
     """The worker's behaviour settings as it will read them (defaults and overrides)."""
-    from toolwire.settings import Settings
+    from toolwire.config.settings import Settings
 
     try:
         settings = Settings.from_env({**overrides, "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1"})

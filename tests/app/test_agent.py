@@ -17,7 +17,7 @@ import pytest
 
 from tests.core.sse import body, call, chunk
 from toolwire.app import Toolwire, create_app
-from toolwire.settings import Settings
+from toolwire.config.settings import Settings
 from toolwire.stream.messages import Output, Sink
 
 GOOD = body(chunk(call(0, "call_1", "get_weather", '{"city":')),

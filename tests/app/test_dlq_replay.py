@@ -15,7 +15,6 @@ import pytest
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import GOOD, World, record
 from toolwire.cli import dlq as dlq_cli
-from toolwire.dlq import NotReplayable, StoredDeadLetter, replay_messages, replay_request_id
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,
@@ -25,6 +24,7 @@ from toolwire.stream.messages import (
     InputMessage,
     Sink,
 )
+from toolwire.tools.dlq import NotReplayable, StoredDeadLetter, replay_messages, replay_request_id
 
 TOPIC = "llm.toolcalls.deadletter"
 
@@ -110,7 +110,7 @@ def show(letter: StoredDeadLetter, monkeypatch: pytest.MonkeyPatch,
     async def fetch(*_args: Any, **_kwargs: Any) -> StoredDeadLetter:
         return letter
 
-    monkeypatch.setattr("toolwire.dlq.fetch_dead_letter", fetch)
+    monkeypatch.setattr("toolwire.tools.dlq.fetch_dead_letter", fetch)
     monkeypatch.setattr(dlq_cli, "find_broker", lambda prog: "127.0.0.1:9")
     assert dlq_cli.run_show(argparse.Namespace(ref=letter.ref)) == 0
     out = capsys.readouterr()

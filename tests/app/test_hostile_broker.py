@@ -50,7 +50,7 @@ from tests.hostile import (
     plan,
     worker_env,
 )
-from toolwire.settings import Settings
+from toolwire.config.settings import Settings
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_IDEMPOTENCY_KEY,
@@ -62,7 +62,7 @@ from toolwire.stream.messages import (
     idempotency_key,
 )
 from toolwire.stream.processor import Processor
-from toolwire.topics import Contract, load_contracts
+from toolwire.tools.topics import Contract, load_contracts
 
 TOPICS_DIR = Path(__file__).resolve().parents[2] / "topics"
 MESSAGES = int(os.environ.get("TOOLWIRE_HOSTILE_N", "1000"))

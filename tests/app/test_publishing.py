@@ -24,7 +24,7 @@ from aiokafka.errors import (
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import World
 from toolwire.app.publishing import MAX_REFITS, Publisher, PublishFault
-from toolwire.settings import Settings
+from toolwire.config.settings import Settings
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,

@@ -6,7 +6,7 @@ The certificates are made with openssl in the test's tmp dir; the broker is the 
 not the shared plaintext broker) and stopped by its PID. ``toolwire topics apply`` and a real
 ``toolwire worker`` run as subprocesses configured only by ``TOOLWIRE_*`` variables; the test
 publishes with :class:`~toolwire.publish.ChunkPublisher` and reads with aiokafka, both given the
-options of :func:`toolwire.security.client_options`.
+options of :func:`toolwire.config.security.client_options`.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from tests.app.support import Deployment, Worker
 from tests.core.sse import body, call, chunk
 from tests.tls import make_certificates
 from toolwire.broker.local import BrokerOptions, probe, start, stop
+from toolwire.config.security import client_options
+from toolwire.config.settings import Secret, Settings
 from toolwire.publish import ChunkPublisher, RequestMeta
-from toolwire.security import client_options
-from toolwire.settings import Secret, Settings
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(240)]
 

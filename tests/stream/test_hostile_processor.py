@@ -14,8 +14,8 @@ import pytest
 
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import GOOD, World, record
+from toolwire.config.settings import Settings
 from toolwire.core import assemble
-from toolwire.settings import Settings
 from toolwire.stream.encode import message_size
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,

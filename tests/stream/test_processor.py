@@ -10,8 +10,8 @@ import pytest
 
 from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
+from toolwire.config.settings import Settings
 from toolwire.core import Provenance, assemble
-from toolwire.settings import Settings
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,

@@ -21,8 +21,8 @@ from jsonschema import Draft202012Validator
 
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import GOOD, World, record
+from toolwire.config.settings import Settings
 from toolwire.core import Options, Provenance, assemble
-from toolwire.settings import Settings
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,
@@ -35,7 +35,7 @@ from toolwire.stream.messages import (
 )
 from toolwire.stream.processor import Processor
 from toolwire.stream.state import DoneMarker, OpenResponse, decode_response
-from toolwire.topics import load_contracts
+from toolwire.tools.topics import load_contracts
 
 #: A call whose chunks never carry an id (Ollama, some vLLM and LM Studio builds).
 NO_ID = body(chunk(call(0, name="get_weather", arguments='{"city":')),

@@ -10,8 +10,8 @@ import pytest
 
 from tests.core.captures import CAPTURES, Capture
 from tests.stream.test_processor import GOOD, World, record
+from toolwire.config.settings import Settings
 from toolwire.core import Options, Provenance, assemble
-from toolwire.settings import Settings
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,

@@ -3,7 +3,7 @@
 Importing this package does nothing: no environment is read, no directory is made and Faust is
 not patched until an app is created. For Faust's own command line,
 ``faust -A toolwire.app worker`` still works: the attribute ``app`` is built on first access from
-the environment (:meth:`toolwire.settings.Settings.from_env`).
+the environment (:meth:`toolwire.config.settings.Settings.from_env`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def __getattr__(name: str) -> Any:
     if name != "app":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if _default is None:
-        from toolwire.settings import Settings
+        from toolwire.config.settings import Settings
 
         _default = create_app(Settings.from_env())
     return _default.app

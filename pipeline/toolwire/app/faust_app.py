@@ -1,4 +1,4 @@
-"""The Faust app's configuration, from :class:`toolwire.settings.Settings` alone."""
+"""The Faust app's configuration, from :class:`toolwire.config.settings.Settings` alone."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import faust
 from faust.transport.drivers.aiokafka import Producer as AIOKafkaProducerDriver
 
-from toolwire.security import faust_credentials
-from toolwire.settings import Settings
+from toolwire.config.security import faust_credentials
+from toolwire.config.settings import Settings
 
 
 def broker_url(bootstrap: str) -> str:

@@ -1,7 +1,7 @@
 """The Faust application of one worker, built on demand from settings.
 
 :func:`create_app` builds everything a worker runs — the Faust app, its three topics, its
-three tables, the agent and the sweep timer — from a :class:`~toolwire.settings.Settings`, so
+three tables, the agent and the sweep timer — from a :class:`~toolwire.config.settings.Settings`, so
 that nothing is read from the environment, written to disk or patched at import time. All logic
 lives in :class:`toolwire.stream.processor.Processor`; this glue decodes nothing (values and
 keys are consumed as raw bytes, so a bad message becomes a dead letter instead of being acked
@@ -22,16 +22,16 @@ import faust
 from toolwire.app import fixes
 from toolwire.app.faust_app import build_faust_app, changelog_configs
 from toolwire.app.health import Health, serve
+from toolwire.app.metrics import WorkerMetrics
 from toolwire.app.publishing import EXIT_FAULT, Publisher, PublishFault
 from toolwire.app.tables import TextKeys
-from toolwire.logs import logging_config
-from toolwire.metrics import WorkerMetrics
-from toolwire.security import client_options
-from toolwire.settings import Settings
-from toolwire.status import group_status
+from toolwire.config.logs import logging_config
+from toolwire.config.security import client_options
+from toolwire.config.settings import Settings
 from toolwire.stream.messages import InputMessage, Output, Sink
 from toolwire.stream.processor import Processor
-from toolwire.topics import topic_max_message_bytes
+from toolwire.tools.status import group_status
+from toolwire.tools.topics import topic_max_message_bytes
 
 log = logging.getLogger("toolwire.app")
 

@@ -532,7 +532,7 @@ def probe(bootstrap: str, timeout: float = 5.0, *,
     """Cluster metadata from ``bootstrap``, or None if it does not answer within ``timeout``.
 
     ``security``: aiokafka connection options for a secured listener
-    (:func:`toolwire.security.client_options`). A plain TCP connect goes first so a
+    (:func:`toolwire.config.security.client_options`). A plain TCP connect goes first so a
     not-yet-listening broker costs no aiokafka error spam.
     """
     first = bootstrap.split(",")[0].strip()

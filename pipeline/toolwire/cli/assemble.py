@@ -14,8 +14,8 @@ from toolwire.cli.common import (
     UsageError,
     tool_names,
 )
+from toolwire.config.settings import limits_from_env
 from toolwire.core import Options, Provenance, assemble
-from toolwire.settings import limits_from_env
 
 PROG = "toolwire assemble"
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final, TypeAlias
 
-from toolwire.settings import Settings
+from toolwire.config.settings import Settings
 
 EXIT_OK: Final = 0
 #: The command's negative outcome: a dead letter, a topic that disagrees, a broker not found.
@@ -72,7 +72,7 @@ def find_broker(prog: str, *, start: bool = False) -> str:
     """The one way every command finds Kafka: ``KAFKA_BOOTSTRAP_SERVERS``, else the running
     local broker, else (only for commands that own one) a local broker started now."""
     from toolwire.broker.local import BrokerError
-    from toolwire.connect import resolve_bootstrap
+    from toolwire.tools.connect import resolve_bootstrap
 
     try:
         bootstrap, started = resolve_bootstrap(start=start)
@@ -96,7 +96,7 @@ def kafka_security(prog: str, settings: Settings) -> dict[str, Any]:
     """The aiokafka connection options of every client a command makes (TLS, SASL), from
     the settings; a file that cannot be used (CA, certificate, key, password file) is a usage
     error that names its variable."""
-    from toolwire.security import client_options
+    from toolwire.config.security import client_options
 
     try:
         return client_options(settings)
@@ -113,7 +113,7 @@ def kafka_failure(prog: str, exc: BaseException, bootstrap: str, settings: Setti
     if settings.secured:
         import asyncio
 
-        from toolwire.security import SecurityError, verify
+        from toolwire.config.security import SecurityError, verify
 
         try:
             asyncio.run(verify(bootstrap, security, settings))

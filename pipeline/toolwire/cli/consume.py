@@ -41,7 +41,7 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolwire.consume import consume, print_json_line, topic_for
+    from toolwire.tools.consume import consume, print_json_line, topic_for
 
     settings = load_settings(PROG)
     security = kafka_security(PROG, settings)

@@ -28,7 +28,7 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolwire.demo import DemoError, run_demo
+    from toolwire.tools.demo import DemoError, run_demo
 
     try:
         return run_demo(args.timeout, args.keep_broker)

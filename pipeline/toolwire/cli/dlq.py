@@ -96,7 +96,7 @@ def add(sub: Subparsers) -> None:
 
 
 def _since(args: argparse.Namespace, prog: str) -> float | None:
-    from toolwire.dlq import parse_since
+    from toolwire.tools.dlq import parse_since
 
     if args.since is None:
         return None
@@ -108,7 +108,7 @@ def _since(args: argparse.Namespace, prog: str) -> float | None:
 
 def _select(args: argparse.Namespace, prog: str) -> list[Any]:
     """Dead letters matching --since, --reason (and --session where the command has it)."""
-    from toolwire.dlq import read_dead_letters
+    from toolwire.tools.dlq import read_dead_letters
 
     settings = load_settings(prog)
     security = kafka_security(prog, settings)
@@ -152,15 +152,15 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from toolwire.config.settings import limits_from_env
     from toolwire.core import Assembler, Options, Provenance, decide
-    from toolwire.dlq import (
+    from toolwire.tools.dlq import (
         DeadLetterNotFound,
         NotReplayable,
         fetch_dead_letter,
         parse_ref,
         replay_request_id,
     )
-    from toolwire.settings import limits_from_env
 
     prog = f"{PROG} show"
     try:
@@ -233,7 +233,7 @@ def _text(value_b64: str) -> str:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from toolwire.dlq import NotReplayable, fetch_dead_letter, parse_ref, replay
+    from toolwire.tools.dlq import NotReplayable, fetch_dead_letter, parse_ref, replay
 
     prog = f"{PROG} replay"
     if not args.refs and args.reason is None and args.since is None:
@@ -292,7 +292,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_release(args: argparse.Namespace) -> int:
-    from toolwire.dlq import release
+    from toolwire.tools.dlq import release
 
     prog = f"{PROG} release"
     settings = load_settings(prog)

@@ -20,7 +20,7 @@ from toolwire.cli.common import (
     positive_int,
     positive_seconds,
 )
-from toolwire.topics import (
+from toolwire.tools.topics import (
     ENV_PARTITIONS,
     ENV_REPLICATION,
     ENV_TOPICS_DIR,

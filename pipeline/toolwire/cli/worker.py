@@ -8,7 +8,7 @@ import dataclasses
 from typing import Any
 
 from toolwire.cli.common import Failure, Subparsers, find_broker, kafka_security, load_settings
-from toolwire.settings import Settings
+from toolwire.config.settings import Settings
 
 PROG = "toolwire worker"
 
@@ -48,7 +48,7 @@ def check_login(bootstrap: str, settings: Settings, security: dict[str, Any]) ->
     """One TLS handshake, SASL login and metadata request before Faust starts: a wrong
     password, CA or protocol then stops the worker at once with a message naming the setting
     to fix, instead of surfacing as Faust's "unable to bootstrap"."""
-    from toolwire.security import SecurityError, verify
+    from toolwire.config.security import SecurityError, verify
 
     try:
         asyncio.run(verify(bootstrap, security, settings))

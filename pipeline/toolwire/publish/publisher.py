@@ -429,7 +429,7 @@ class ChunkPublisher:
     connection options (``security_protocol``, ``ssl_context``, ``sasl_mechanism``,
     ``sasl_plain_username``, ``sasl_plain_password``). The publisher reads no environment;
     a gateway configured like a worker gets them from
-    ``toolwire.security.client_options(Settings.from_env())``, or builds them itself::
+    ``toolwire.config.security.client_options(Settings.from_env())``, or builds them itself::
 
         ChunkPublisher("kafka1:9093", "llm.sse.chunks", security={
             "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512",

@@ -19,8 +19,8 @@ from typing import Any, Final, cast
 
 import orjson
 
+from toolwire.config.settings import Settings
 from toolwire.core.records import AssembledRecord, DeadLetterDecision, DeadLetterRecord
-from toolwire.settings import Settings
 from toolwire.stream.messages import (
     H_IDEMPOTENCY_KEY,
     H_OUTCOME,

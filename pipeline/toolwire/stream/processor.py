@@ -25,11 +25,11 @@ from functools import partial
 
 import orjson
 
+from toolwire.config.settings import Settings
 from toolwire.core import Assembler, Options, Provenance, decide
 from toolwire.core.decide import dead_letter
 from toolwire.core.errors import Oversize
 from toolwire.core.records import AssembledRecord, DeadLetterDecision, Decision, message_fault
-from toolwire.settings import Settings
 from toolwire.stream.encode import Encoder, Origin, dumps
 from toolwire.stream.messages import (
     CONTROL_RELEASE,

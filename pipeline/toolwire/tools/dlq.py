@@ -287,7 +287,7 @@ async def release(bootstrap: str, topic: str, session: str, *,
                   security: Mapping[str, Any] | None = None) -> tuple[int, int]:
     """Send the release; return the (partition, offset) it was written at.
 
-    ``security``: aiokafka connection options (:func:`toolwire.security.client_options`)."""
+    ``security``: aiokafka connection options (:func:`toolwire.config.security.client_options`)."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", **(security or {}))
     try:
         await producer.start()  # inside the try: a refused login must not leak the client

@@ -20,7 +20,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
-from toolwire.settings import Settings
+from toolwire.config.settings import Settings
 from toolwire.stream.state import OpenResponse, StateError, decode_response
 
 

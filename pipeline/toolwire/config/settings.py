@@ -6,7 +6,7 @@ wrong and what it expects, so a bad deployment fails at start with a message, no
 The connection settings (``TOOLWIRE_SECURITY_PROTOCOL``, ``TOOLWIRE_SASL_*``,
 ``TOOLWIRE_SSL_*``) are checked as a whole when the settings are made: a combination that
 cannot connect (SASL without a user name, a certificate without its key, a file that is not
-there) is refused naming the variable to fix. :mod:`toolwire.security` turns them into the
+there) is refused naming the variable to fix. :mod:`toolwire.config.security` turns them into the
 options of the Kafka clients. The password is a :class:`Secret`: it never shows in ``repr()``,
 ``str()``, a log line or an error message.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from toolwire.core.limits import Limits, MiB
 
-log = logging.getLogger("toolwire.settings")
+log = logging.getLogger("toolwire.config.settings")
 
 #: ``TOOLWIRE_SECURITY_PROTOCOL`` values, as Kafka spells them.
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -249,7 +249,7 @@ def read_settings_file(path: str | None) -> dict[str, str]:
 def check_security(settings: Settings) -> None:
     """Refuse connection settings that cannot work together, naming the variable to fix.
 
-    Only looks: files are checked for existence here and read by :mod:`toolwire.security`
+    Only looks: files are checked for existence here and read by :mod:`toolwire.config.security`
     when a client is made.
     """
     protocol = settings.security_protocol

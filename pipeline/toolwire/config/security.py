@@ -1,4 +1,5 @@
-"""How every Kafka client of Toolwire connects, from :class:`~toolwire.settings.Settings` alone.
+"""How every Kafka client of Toolwire connects, from the
+:class:`~toolwire.config.settings.Settings` alone.
 
 One place turns the connection settings (``TOOLWIRE_SECURITY_PROTOCOL``, ``TOOLWIRE_SASL_*``,
 ``TOOLWIRE_SSL_*``) into
@@ -25,7 +26,7 @@ from typing import Any
 
 from aiokafka.helpers import create_ssl_context
 
-from toolwire.settings import (
+from toolwire.config.settings import (
     DEFAULT_MECHANISM,
     SASL_PROTOCOLS,
     TLS_PROTOCOLS,

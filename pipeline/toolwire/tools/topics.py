@@ -6,9 +6,9 @@ so the documentation and the broker cannot drift apart unnoticed.
 
 Which values win:
 
-- Topic names come from :class:`~toolwire.settings.Settings` (``TOOLWIRE_TOPIC_CHUNKS`` …): the
-  worker reads and writes the names in its settings, so those are the topics that must exist.
-  The names in the files are the defaults.
+- Topic names come from :class:`~toolwire.config.settings.Settings`
+  (``TOOLWIRE_TOPIC_CHUNKS`` …): the worker reads and writes the names in its settings, so
+  those are the topics that must exist. The names in the files are the defaults.
 - Partitions come from ``Settings.partitions`` (``TOOLWIRE_PARTITIONS``) for all three topics,
   because the worker gives the changelog topics of its tables that same count, and Faust needs
   the input topic and the changelogs co-partitioned (a table's partition N holds the state of
@@ -37,7 +37,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import TopicAlreadyExistsError, for_code
 
-from toolwire.settings import Settings
+from toolwire.config.settings import Settings
 from toolwire.stream.messages import Sink
 
 ENV_TOPICS_DIR = "TOOLWIRE_TOPICS_DIR"
@@ -180,7 +180,7 @@ def default_directory() -> Path:
     env = os.environ.get(ENV_TOPICS_DIR, "").strip()
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parents[2] / "topics"
+    return Path(__file__).resolve().parents[3] / "topics"
 
 
 def load_contracts(directory: Path | None = None,
@@ -300,7 +300,7 @@ async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
     worker's changelog topics (``<app_id>-…-changelog``) must also have the chunks topic's
     partition count. Raises :class:`TopicMismatch` listing every disagreement,
     :class:`TopicError` when the broker refuses. ``security``: aiokafka connection options
-    (:func:`toolwire.security.client_options`).
+    (:func:`toolwire.config.security.client_options`).
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="toolwire-topics",
                                 request_timeout_ms=int(timeout * 1000), **(security or {}))
@@ -431,7 +431,7 @@ async def topic_max_message_bytes(settings: Settings, topic: str,
                                   timeout: float = 15.0) -> int | None:
     """The effective ``max.message.bytes`` of ``topic`` (its own, or the broker's default),
     or ``None`` when the broker does not say: the worker builds records to fit it."""
-    from toolwire.security import client_options
+    from toolwire.config.security import client_options
 
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap,
                                 client_id="toolwire-limits",

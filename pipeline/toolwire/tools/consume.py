@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from toolwire.settings import Settings
+from toolwire.config.settings import Settings
 
 
 async def consume(bootstrap: str, topic: str, *, from_beginning: bool, idle_timeout: float,
@@ -24,7 +24,7 @@ async def consume(bootstrap: str, topic: str, *, from_beginning: bool, idle_time
                   security: Mapping[str, Any] | None = None) -> int:
     """Emit each record (value JSON, plus ``_kafka`` metadata); return how many.
 
-    ``security``: aiokafka connection options (:func:`toolwire.security.client_options`)."""
+    ``security``: aiokafka connection options (:func:`toolwire.config.security.client_options`)."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                                 auto_offset_reset="earliest" if from_beginning else "latest",
                                 **(security or {}))

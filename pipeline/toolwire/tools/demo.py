@@ -24,11 +24,17 @@ import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from toolwire.broker.local import BrokerError, stop
-from toolwire.connect import resolve_bootstrap
+from toolwire.config.security import client_options
+from toolwire.config.settings import Settings
 from toolwire.publish.publisher import PublishError, publish_captures
-from toolwire.security import client_options
-from toolwire.settings import Settings
-from toolwire.topics import ContractError, TopicError, TopicMismatch, apply_topics, load_contracts
+from toolwire.tools.connect import resolve_bootstrap
+from toolwire.tools.topics import (
+    ContractError,
+    TopicError,
+    TopicMismatch,
+    apply_topics,
+    load_contracts,
+)
 
 
 def say(message: str) -> None:
