@@ -222,6 +222,38 @@ def test_the_check_finds_argv_through_aliases() -> None:
     assert argv_reads("import sys\nargs = sys.orig_argv\n") == []
 
 
+#: The environment itself and the functions that read it without naming ``os.environ``.
+_ENVIRONMENT = frozenset({"os.environ", "os.environb", "os.getenv", "os.getenvb"})
+#: The one module that reads the environment: the settings.
+_ENVIRONMENT_READER = Path("config") / "settings.py"
+
+
+def environment_reads(source: str) -> list[int]:
+    """Lines of ``source`` that refer to the environment at all (``os.environ``,
+    ``os.getenv``, through any import alias)."""
+    tree = ast.parse(source)
+    names = _Names(tree)
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, (ast.Name, ast.Attribute))
+                   and names.dotted(node) in _ENVIRONMENT})
+
+
+@pytest.mark.parametrize("statement", [*READS[:5], "value = os.getenv('X')",
+                                       "from os import getenv\nvalue = getenv('X')",
+                                       "from os import environ as e\nvalue = e['X']",
+                                       "import os as o\nvalue = o.environ.get('X')"])
+def test_the_read_check_sees_every_form_of_reading_the_environment(statement: str) -> None:
+    assert environment_reads(f"import os\nimport sys\n{statement}\n") != [], statement
+
+
+def test_only_the_settings_read_the_environment() -> None:
+    """``KAFKA_BOOTSTRAP_SERVERS`` or any other value set in ``TOOLWIRE_SETTINGS_FILE`` is
+    the one every command uses: nothing reads the environment behind the settings' back."""
+    readers = sorted(str(path.relative_to(SOURCE)) for path in SOURCE.rglob("*.py")
+                     if environment_reads(path.read_text()))
+    assert readers == [str(_ENVIRONMENT_READER)]
+
+
 def test_only_the_cli_entry_point_touches_argv_and_no_module_writes_the_environment() -> None:
     sources = {path.relative_to(SOURCE): path.read_text() for path in SOURCE.rglob("*.py")}
     assert len(sources) >= len(MODULES)

@@ -728,3 +728,45 @@ def test_cli_apply_exit_codes(kafka_bootstrap: str, monkeypatch: pytest.MonkeyPa
     err = capsys.readouterr().err
     assert f"topic {settings.topic_chunks} has 2 partitions, the contract says 4" in err
     assert "TOOLWIRE_PARTITIONS=2" in err
+
+
+@pytest.mark.broker
+def test_a_broker_named_only_in_the_settings_file_is_the_one_commands_use(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """``KAFKA_BOOTSTRAP_SERVERS`` and the topic names in ``TOOLWIRE_SETTINGS_FILE`` alone,
+    in a child process whose environment has neither (and a state directory with no local
+    broker): ``toolwire broker status`` reports that broker, ``toolwire topics apply``
+    creates the file's topics on it. Before the settings were the one reader of the
+    environment, the broker commands read ``KAFKA_BOOTSTRAP_SERVERS`` from the environment
+    only and looked for a local broker instead."""
+    import subprocess
+    import sys
+
+    names = _unique_settings()
+    settings_file = tmp_path / "toolwire.env"
+    settings_file.write_text(
+        f"KAFKA_BOOTSTRAP_SERVERS={kafka_bootstrap}\n"
+        f"TOOLWIRE_TOPIC_CHUNKS={names.topic_chunks}\n"
+        f"TOOLWIRE_TOPIC_ASSEMBLED={names.topic_assembled}\n"
+        f"TOOLWIRE_TOPIC_DEADLETTER={names.topic_deadletter}\n"
+        f"TOOLWIRE_PARTITIONS=3\n"
+        f"TOOLWIRE_TOPICS_DIR={TOPICS_DIR}\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "TOOLWIRE_SETTINGS_FILE": str(settings_file),
+           "TOOLWIRE_STATE_DIR": str(tmp_path / "no-local-broker")}
+
+    def toolwire(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "toolwire.cli", *argv], env=env,
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              check=False)
+
+    status = toolwire("broker", "status")
+    assert status.returncode == 0, status.stderr
+    reported = json.loads(status.stdout)
+    assert reported["external"] is True and reported["bootstrap"] == kafka_bootstrap
+    assert reported["ready"] is True
+    applied = toolwire("topics", "apply")
+    assert applied.returncode == 0, applied.stderr
+    assert {names.topic_chunks, names.topic_assembled, names.topic_deadletter} <= asyncio.run(
+        _list(kafka_bootstrap))
+    assert not (tmp_path / "no-local-broker").exists()  # no local broker was started

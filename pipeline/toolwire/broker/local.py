@@ -53,6 +53,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from toolwire.config.settings import Settings
+
 __all__ = [
     "DEFAULT_HEAP",
     "KAFKA_VERSION",
@@ -140,11 +142,18 @@ def _say(msg: str) -> None:
 # --------------------------------------------------------------------------- locations
 
 
+def _settings() -> Settings:
+    """The deployment's settings (the one reader of the environment), or a BrokerError that
+    says which value to fix."""
+    try:
+        return Settings.from_env()
+    except ValueError as exc:
+        raise BrokerError(str(exc)) from None
+
+
 def default_state_dir() -> Path:
     """``$TOOLWIRE_STATE_DIR/broker`` if set, else ``./.toolwire/broker`` (gitignored)."""
-    root = os.environ.get(ENV_STATE_DIR)
-    base = Path(root) if root else Path.cwd() / ".toolwire"
-    return (base / "broker").absolute()
+    return (_settings().state_dir / "broker").absolute()
 
 
 def default_cache_root() -> Path:
@@ -152,24 +161,24 @@ def default_cache_root() -> Path:
 
     Jars land in ``<root>/kafka-<version>/lib`` so several versions can coexist.
     """
-    env = os.environ.get(ENV_CACHE)
-    return Path(env).expanduser().absolute() if env else Path.home() / ".cache" / "toolwire"
+    cache = _settings().kafka_cache
+    return cache.expanduser().absolute() if cache else Path.home() / ".cache" / "toolwire"
 
 
 def configured_bootstrap() -> str | None:
-    """The externally provided broker (``KAFKA_BOOTSTRAP_SERVERS``), if any.
+    """The externally provided broker (``KAFKA_BOOTSTRAP_SERVERS``, in the environment or the
+    settings file), if any.
 
     When set, nothing here starts a broker: CI or a developer pointed us at one on purpose.
     """
-    value = os.environ.get(ENV_BOOTSTRAP, "").strip()
-    return value or None
+    return _settings().bootstrap.strip() or None
 
 
 def _find_pom() -> Path | None:
     """Locate ops/kafka/pom.xml: env override, the checkout this module lives in, or cwd."""
-    env = os.environ.get(ENV_POM)
-    if env:
-        return Path(env).expanduser().absolute()
+    pom = _settings().kafka_pom
+    if pom:
+        return pom.expanduser().absolute()
     here = Path(__file__).resolve()
     candidates = [p / "ops" / "kafka" / "pom.xml" for p in here.parents]
     cwd = Path.cwd().absolute()
@@ -298,10 +307,10 @@ def fetch(cache_dir: Path | None = None, *, pom: Path | None = None) -> Path:
 
 def _java() -> str:
     """Path of a ``java`` that can run Kafka 4.x (17+), or a BrokerError saying what to install."""
-    java_home = os.environ.get("JAVA_HOME")
+    java_home = _settings().java_home
     java = None
-    if java_home and (Path(java_home) / "bin" / "java").is_file():
-        java = str(Path(java_home) / "bin" / "java")
+    if java_home and (java_home / "bin" / "java").is_file():
+        java = str(java_home / "bin" / "java")
     java = java or shutil.which("java")
     hint = "install a JDK/JRE 17+ (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`)"
     if java is None:

@@ -3,8 +3,10 @@
 Each command lives in a module of this package with ``add(subparsers)``, which registers its
 parser and its handler. A handler returns an exit status or raises :class:`~.common.Failure`
 (status 1, the command's negative outcome) or :class:`~.common.UsageError` (status 2); this
-module prints their message as ``toolwire COMMAND: message`` on stderr. Nothing else in the
-package parses arguments or defines exit codes.
+module prints their message as ``toolwire COMMAND: message`` on stderr; an interrupt is 130.
+Nothing else in the package parses arguments, and only one other exit status exists: the
+worker's 75 (``EX_TEMPFAIL``, :data:`toolwire.app.publishing.EXIT_FAULT`), a fault it cannot
+get past in its process, for the supervisor to restart it.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Toolwire turns streamed LLM chat-completion chunks into complete, trustworthy "
             "tool calls, and quarantines what cannot be trusted on a dead-letter topic."),
         epilog=("exit status of every command: 0 ok, 1 the command's negative outcome "
-                "(a dead letter, a failure it explains), 2 usage error. "
+                "(a dead letter, a failure it explains), 2 usage error, 130 interrupted; "
+                "the worker also exits 75 on a fault its supervisor should restart it for. "
                 "'toolwire COMMAND --help' explains each command."),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -17,7 +17,6 @@ from toolwire.broker.local import (
     ENV_STATE_DIR,
     LOG_NAME,
     BrokerError,
-    configured_bootstrap,
     default_state_dir,
     ensure_broker,
     kafka_version,
@@ -78,7 +77,7 @@ def _state_dir(args: argparse.Namespace) -> Path:
 
 
 def run_start(args: argparse.Namespace) -> int:
-    env = configured_bootstrap()
+    env = load_settings(PROG).bootstrap.strip()
     if env:
         print(f"{PROG}: {ENV_BOOTSTRAP}={env} is set; using it, not starting a broker")
         return EXIT_OK
@@ -115,9 +114,10 @@ def run_stop(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    env = configured_bootstrap()
+    settings = load_settings(PROG)
+    env = settings.bootstrap.strip()
     if env:
-        cluster = probe(env, security=kafka_security(PROG, load_settings(PROG)))
+        cluster = probe(env, security=kafka_security(PROG, settings))
         _print_json({"external": True, "bootstrap": env, "ready": cluster is not None,
                      "cluster_id": (cluster or {}).get("cluster_id")})
         return EXIT_OK if cluster is not None else EXIT_NEGATIVE

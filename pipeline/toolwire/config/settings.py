@@ -1,4 +1,10 @@
-"""Settings of a Toolwire deployment, read from the environment.
+"""Settings of a Toolwire deployment: the one reader of the environment.
+
+Every command, the worker and the local broker take their configuration from
+:meth:`Settings.from_env` — the environment over the file ``TOOLWIRE_SETTINGS_FILE`` names —
+and no other module reads ``os.environ`` (``tests/test_layout.py`` holds the package to it).
+So a value set only in the settings file (``KAFKA_BOOTSTRAP_SERVERS`` included) is the value
+every command uses, not one the settings accept and a command then ignores.
 
 Every bound is a setting with a safe default; :meth:`Settings.from_env` says which variable is
 wrong and what it expects, so a bad deployment fails at start with a message, not later.
@@ -19,6 +25,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 from toolwire.core.limits import Limits, MiB
 
@@ -144,6 +151,16 @@ class Settings:
     event_loop: str = "asyncio"
     #: Where local state lives (the embedded broker, worker data).
     state_dir: Path = Path(".toolwire")
+    #: The topic contracts' folder; ``None``: ``topics/`` of the checkout the package runs
+    #: from (an installed wheel has none: images set it).
+    topics_dir: Path | None = None
+    #: Root of the Kafka jar cache of the local broker; ``None``: ``~/.cache/toolwire``.
+    kafka_cache: Path | None = None
+    #: The pom that pins the local broker's Kafka version; ``None``: ``ops/kafka/pom.xml`` of
+    #: the checkout.
+    kafka_pom: Path | None = None
+    #: ``JAVA_HOME``: the Java that runs the local broker (else ``java`` on the ``PATH``).
+    java_home: Path | None = None
     #: Names this worker in dead-letter provenance.
     worker_name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     limits: Limits = field(default_factory=Limits)
@@ -191,14 +208,17 @@ class Settings:
                         ", ".join(stray))
         env = {**from_file, **env}
         values: dict[str, object] = {"bootstrap": env.get("KAFKA_BOOTSTRAP_SERVERS", "")}
+        types = get_type_hints(cls)
         for f in fields(cls):
-            if f.name in ("bootstrap", "limits", "worker_name"):
+            if f.name in _NOT_TOOLWIRE:
                 continue
             name = "TOOLWIRE_" + f.name.upper().removesuffix("_SECONDS")
             raw = env.get(name)
             if raw is None or raw == "":
                 continue
-            values[f.name] = parse_value(name, raw, str(f.type))
+            values[f.name] = parse_value(name, raw, types[f.name])
+        if env.get("JAVA_HOME"):
+            values["java_home"] = Path(env["JAVA_HOME"])
         settings = cls(limits=limits_from_env(env), **values)  # type: ignore[arg-type]
         if settings.secured and not settings.bootstrap:
             raise ValueError(
@@ -210,17 +230,23 @@ class Settings:
 
 #: Names a file of ``NAME=VALUE`` lines read under the environment (which wins).
 SETTINGS_FILE = "TOOLWIRE_SETTINGS_FILE"
-#: Variables read elsewhere than :class:`Settings` (the development tools).
-_OTHER_VARIABLES = frozenset({SETTINGS_FILE, "TOOLWIRE_TOPICS_DIR", "TOOLWIRE_KAFKA_CACHE",
-                              "TOOLWIRE_KAFKA_POM"})
+#: Fields not read from a ``TOOLWIRE_*`` variable: ``KAFKA_BOOTSTRAP_SERVERS`` and
+#: ``JAVA_HOME`` keep their usual names, the limits have their own, the worker's name is made.
+_NOT_TOOLWIRE = frozenset({"bootstrap", "limits", "worker_name", "java_home"})
 
 
 def known_variables() -> frozenset[str]:
     """Every ``TOOLWIRE_*`` name a Toolwire command reads."""
     names = {"TOOLWIRE_" + f.name.upper().removesuffix("_SECONDS") for f in fields(Settings)
-             if f.name not in ("bootstrap", "limits", "worker_name")}
+             if f.name not in _NOT_TOOLWIRE}
     names |= {"TOOLWIRE_" + f.name.upper() for f in fields(Limits)}
-    return frozenset(names | _OTHER_VARIABLES)
+    return frozenset(names | {SETTINGS_FILE})
+
+
+def child_environment(**overrides: str) -> dict[str, str]:
+    """The environment for a child process of ours (the demo's worker): this one's, with
+    ``overrides``. Here, so that the environment is read in this module only."""
+    return {**os.environ, **overrides}
 
 
 def read_settings_file(path: str | None) -> dict[str, str]:
@@ -320,34 +346,36 @@ def limits_from_env(environ: Mapping[str, str] | None = None) -> Limits:
         name = "TOOLWIRE_" + f.name.upper()
         raw = env.get(name)
         if raw is not None and raw != "":
-            values[f.name] = parse_value(name, raw, "int")
+            values[f.name] = parse_value(name, raw, int)
     return Limits(**values)  # type: ignore[arg-type]
 
 
-def parse_value(name: str, raw: str, kind: str) -> object:
-    """The one parser of ``TOOLWIRE_*`` values: ``bool``, positive ``int`` or ``float``,
-    ``Path``, :class:`Secret` or ``str``; the error names the variable and what it expects
-    (never a secret's value)."""
-    if kind == "Secret | None":
+def parse_value(name: str, raw: str, kind: object) -> object:
+    """The one parser of ``TOOLWIRE_*`` values, picked by the field's type (``X | None`` is
+    read as ``X``): ``bool``, positive ``int`` or ``float``, ``Path``, :class:`Secret` or
+    ``str``; the error names the variable and what it expects (never a secret's value)."""
+    args = [a for a in get_args(kind) if a is not type(None)]
+    if args:  # ``X | None``
+        if len(args) != 1:
+            raise TypeError(f"{name}: no parser for the type {kind!r}")
+        kind = args[0]
+    if kind is Secret:
         return Secret(raw)
+    if kind is Path:
+        return Path(raw)
+    if kind is str:
+        return raw
+    expected = {bool: "true or false", int: "positive whole number", float: "positive number"}
+    if kind not in expected:
+        raise TypeError(f"{name}: no parser for the type {kind!r}")
+    if kind is bool:
+        if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
+            raise ValueError(f"{name}={raw!r}: expected a {expected[bool]}")
+        return raw.lower() in ("1", "true", "yes")
     try:
-        if kind == "bool":
-            if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
-                raise ValueError
-            return raw.lower() in ("1", "true", "yes")
-        if kind in ("int", "int | None"):
-            value: float = int(raw)
-        elif kind == "float":
-            value = float(raw)
-        elif kind in ("Path", "Path | None"):
-            return Path(raw)
-        else:
-            return raw
+        value: float = int(raw) if kind is int else float(raw)
     except ValueError:
-        expected = {"bool": "true or false", "int": "positive whole number",
-                    "int | None": "positive whole number", "float": "positive number"}[kind]
-        raise ValueError(f"{name}={raw!r}: expected a {expected}") from None
+        raise ValueError(f"{name}={raw!r}: expected a {expected[kind]}") from None
     if not value > 0 or value == float("inf"):
-        raise ValueError(f"{name}={raw!r}: expected a positive "
-                         f"{'number' if kind == 'float' else 'whole number'}")
+        raise ValueError(f"{name}={raw!r}: expected a {expected[kind]}")
     return value

@@ -25,7 +25,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from toolwire.broker.local import BrokerError, stop
 from toolwire.config.security import client_options
-from toolwire.config.settings import Settings
+from toolwire.config.settings import Settings, child_environment
 from toolwire.publish.publisher import PublishError, publish_captures
 from toolwire.tools.connect import resolve_bootstrap
 from toolwire.tools.topics import (
@@ -53,7 +53,7 @@ class WorkerProcess:
         self.log = log
         log.parent.mkdir(parents=True, exist_ok=True)
         self._out = log.open("wb")
-        env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": bootstrap}
+        env = child_environment(KAFKA_BOOTSTRAP_SERVERS=bootstrap)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "toolwire.cli", "worker", "--loglevel", "warning"],
             env=env, stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -177,9 +176,9 @@ class Contract:
 def default_directory() -> Path:
     """``$TOOLWIRE_TOPICS_DIR``, else ``topics/`` beside the package (a checkout or editable
     install); an installed wheel has no checkout, so images set the variable."""
-    env = os.environ.get(ENV_TOPICS_DIR, "").strip()
-    if env:
-        return Path(env).expanduser()
+    configured = Settings.from_env().topics_dir
+    if configured is not None and str(configured).strip():
+        return configured.expanduser()
     return Path(__file__).resolve().parents[3] / "topics"
 
 
