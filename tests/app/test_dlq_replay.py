@@ -16,15 +16,24 @@ from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import GOOD, World, record
 from toolwire.cli import dlq as dlq_cli
 from toolwire.stream.messages import (
+    END_EOF,
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,
     H_END,
+    H_MODEL,
+    H_PROVIDER,
     H_REPLAY_OF,
     H_REQUEST_ID,
     InputMessage,
     Sink,
 )
-from toolwire.tools.dlq import NotReplayable, StoredDeadLetter, replay_messages, replay_request_id
+from toolwire.tools.dlq import (
+    NotReplayable,
+    StoredDeadLetter,
+    replay_messages,
+    replay_meta,
+    replay_request_id,
+)
 
 TOPIC = "llm.toolcalls.deadletter"
 
@@ -95,6 +104,26 @@ def test_an_unknown_tool_dead_letter_replayed_unchanged_is_unknown_tool_again(
     assert dict(messages[-1][1])[H_END] == b"eof"
     assert all(dict(h)[H_REQUEST_ID] == again["request_id"].encode() for _, h in messages)
     assert orjson.loads(outputs[0].value)["session_id"] == "s1"
+
+
+def test_replay_messages_are_built_by_the_publishers_request_meta() -> None:
+    """A replay's headers are what :class:`RequestMeta` builds for the dead letter's
+    request, exactly and in order (request id, replay-of, provider, model, declared tools,
+    chunk-seq, the end marker last): the same builder as the publisher's."""
+    letter = {**unknown_tool_letter(), "provider": "deepseek", "model": "m"}
+    key, messages = replay_messages(stored(letter), TOPIC)
+    meta = replay_meta(stored(letter), TOPIC)
+    assert key == meta.key.encode() == b"s1"
+    assert meta.replay_of == "r1" and meta.request_id == replay_request_id(stored(letter), TOPIC)
+    last = len(messages) - 1
+    assert messages == [
+        *((value, meta.message_headers(seq)) for seq, (value, _) in enumerate(messages[:-1])),
+        (b"", meta.message_headers(last, END_EOF))]
+    assert messages[0][1] == [
+        (H_REQUEST_ID, meta.request_id.encode()), (H_REPLAY_OF, b"r1"),
+        (H_PROVIDER, b"deepseek"), (H_MODEL, b"m"), (H_DECLARED_TOOLS, b"read_file,search"),
+        (H_CHUNK_SEQ, b"0")]
+    assert messages[-1][1][-2:] == [(H_CHUNK_SEQ, str(last).encode()), (H_END, b"eof")]
 
 
 # -- toolwire dlq show, with the dead letter handed over instead of read from Kafka ----------

@@ -191,7 +191,7 @@ def test_an_assembled_record_refused_as_too_large_becomes_an_oversize_dead_lette
     assert script.refits == ["assembled"]
     world.processor.settle(published)
     assert world.processor.stats["records_dead_letter"] == 1
-    assert "s-big-ok" in world.processor.quarantine  # as any dead letter's session is
+    assert "s-big-ok" in world.processor.store.quarantine  # as any dead letter's session is
 
 
 def test_once_learned_a_topic_limit_shapes_every_record_before_it_is_sent() -> None:

@@ -1,10 +1,11 @@
-"""Fix 5: a table recovery that receives nothing has its reading restarted, and only then."""
+"""The recovery watchdog (``toolwire.app.watchdog``): a table recovery that receives nothing
+has its reading restarted, and only then."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from toolwire.app.fixes import RecoveryWatchdog
+from toolwire.app.watchdog import RecoveryWatchdog
 
 
 @dataclass

@@ -42,7 +42,7 @@ from toolwire.publish import (
     RequestMeta,
     split_events,
 )
-from toolwire.publish.publisher import Coalescer
+from toolwire.publish._coalescing import Coalescer
 from toolwire.stream.messages import H_CHUNK_SEQ, H_END, H_REQUEST_ID
 
 MS = 0.001

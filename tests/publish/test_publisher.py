@@ -16,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -31,11 +32,16 @@ from toolwire.publish import (
     split_events,
 )
 from toolwire.stream.messages import (
+    END_CANCELLED,
+    END_EOF,
+    END_ERROR,
+    END_MARKERS,
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,
     H_END,
     H_MODEL,
     H_PROVIDER,
+    H_REPLAY_OF,
     H_REQUEST_ID,
 )
 
@@ -473,3 +479,45 @@ def test_request_meta_refuses_what_the_contract_cannot_carry() -> None:
         RequestMeta("r", declared_tools=["a,b"])
     with pytest.raises(TypeError):
         RequestMeta("r", declared_tools="get_weather")
+
+
+def test_request_meta_builds_every_header_of_a_chunk_message_in_order() -> None:
+    """The one builder of the chunk topic's headers: the exact list, in the order it goes on
+    the wire, that the publisher (and ``toolwire dlq replay``) sends."""
+    meta = RequestMeta("r", "s", provider="deepseek", model="m", declared_tools=["a", "b"])
+    assert meta.message_headers(0) == [
+        (H_REQUEST_ID, b"r"), (H_PROVIDER, b"deepseek"), (H_MODEL, b"m"),
+        (H_DECLARED_TOOLS, b"a,b"), (H_CHUNK_SEQ, b"0")]
+    assert meta.message_headers(7, END_EOF) == [*meta.headers(), (H_CHUNK_SEQ, b"7"),
+                                                (H_END, b"eof")]
+    assert RequestMeta("r", declared_tools=[]).message_headers(1, END_ERROR) == [
+        (H_REQUEST_ID, b"r"), (H_DECLARED_TOOLS, b""), (H_CHUNK_SEQ, b"1"),
+        (H_END, b"error")]
+    assert RequestMeta("r", replay_of="orig").headers() == [
+        (H_REQUEST_ID, b"r"), (H_REPLAY_OF, b"orig")]
+    assert END_MARKERS == {END_EOF, END_ERROR, END_CANCELLED} == {"eof", "error", "cancelled"}
+
+
+def test_the_publisher_sends_the_headers_request_meta_builds() -> None:
+    """Every message ``publish_stream`` sends, the end marker included, carries exactly
+    ``meta.message_headers(seq)``: the publisher builds no header of its own."""
+    sent: list[tuple[bytes, bytes, list[tuple[str, bytes]]]] = []
+
+    class Producer:
+        async def send(self, topic: str, *, value: bytes, key: bytes,
+                       headers: list[tuple[str, bytes]]) -> asyncio.Future[object]:
+            sent.append((key, value, headers))
+            future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+            future.set_result(SimpleNamespace(partition=0, offset=len(sent) - 1))
+            return future
+
+    meta = RequestMeta("r", "s", provider="p", model="m", declared_tools=["t"])
+
+    async def run() -> PublishReport:
+        publisher = ChunkPublisher(Producer(), "topic")
+        return await publisher.publish_stream(meta, from_list([b"a", b"", b"b"]))
+
+    report = asyncio.run(run())
+    assert report.end == END_EOF and report.messages == 3
+    assert sent == [(b"s", b"a", meta.message_headers(0)), (b"s", b"b", meta.message_headers(1)),
+                    (b"s", b"", meta.message_headers(2, END_EOF))]

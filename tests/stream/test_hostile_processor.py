@@ -89,7 +89,7 @@ def test_any_fault_while_applying_a_chunk_fails_the_whole_response() -> None:
 def test_a_fault_in_the_processor_itself_fails_the_response_and_its_later_chunks() -> None:
     world = World()
     world.send(HALVES[0], {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "0"})
-    with patch.object(Processor, "_decide", side_effect=KeyError("bug")):
+    with patch.object(Processor, "decide", side_effect=KeyError("bug")):
         out = world.send(HALVES[2] + b"data: [DONE]\n\n",
                          {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "1", H_END: "eof"})
     assert [record(o)["reason"] for o in out] == ["internal_error"]
@@ -150,14 +150,14 @@ def test_one_response_that_fails_its_sweep_does_not_stop_the_others() -> None:
     world.publish("bad", GOOD, end=None, session="s-bad")
     world.publish("good", GOOD, end=None, session="s-good")
     world.clock.now += 61
-    real = Processor._decide
+    real = Processor.decide
 
     def decide(self: Processor, live: Any) -> Any:
         if live.request_id == "bad":
             raise RecursionError("too deep")
         return real(self, live)
 
-    with patch.object(Processor, "_decide", decide):
+    with patch.object(Processor, "decide", decide):
         out = world.sweep()
     assert sorted((o.sink.value, record(o).get("reason")) for o in out) == [
         ("assembled", None), ("deadletter", "internal_error")]
@@ -330,5 +330,5 @@ def test_held_writes_of_an_idle_partition_are_flushed_without_a_commit() -> None
     world.commit()
     world.commit()
     assert world.chunks  # nothing else arrives on the partition
-    world.processor.flush()  # what the worker's sweep timer does
+    world.commit(offsets=False)  # what the worker's sweep timer does
     assert world.chunks == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
+from toolwire.app.commit import Checkpoint
 from toolwire.config.settings import Settings
 from toolwire.core import Provenance, assemble
 from toolwire.stream.messages import (
@@ -23,6 +25,7 @@ from toolwire.stream.messages import (
     Sink,
     idempotency_key,
 )
+from toolwire.stream.observe import Event
 from toolwire.stream.processor import Processor
 from toolwire.stream.state import DoneMarker, decode_response
 
@@ -83,10 +86,12 @@ class World:
                 self.commit()
         return outputs
 
-    def commit(self) -> None:
-        """What the worker does before committing offsets: flush, then drain the producer."""
-        self.processor.flush()
-        self.processor.drained()
+    def commit(self, *, offsets: bool = True) -> None:
+        """What the worker does before committing offsets (``offsets=False``: what its sweep
+        timer does for an idle partition): the worker's own commit, over a producer that has
+        nothing in flight and no write that failed."""
+        asyncio.run(Checkpoint(self.processor, _nothing_in_flight, lambda: 0).commit(
+            offsets=offsets))
 
     def publish(self, request: str, data: bytes, *, slice_size: int = 40, end: str | None = "eof",
                 session: str = "s1", start: int = 0, **extra: str) -> list[Output]:
@@ -109,6 +114,10 @@ class World:
                                control.value, control.headers)
             outputs += self.deliver(self.processor.handle(msg))
         return outputs
+
+
+async def _nothing_in_flight() -> None:
+    return None
 
 
 def record(output: Output) -> dict[str, Any]:
@@ -304,3 +313,26 @@ def test_dead_letter_raw_chunks_are_bounded_and_flagged() -> None:
     assert letter["raw_chunks_truncated"] is True
     assert letter["provenance"]["source_topic"] == "llm.sse.chunks"
     assert letter["provenance"]["first_offset"] == 1
+
+
+def test_every_count_the_processor_keeps_is_an_event_of_the_enumeration() -> None:
+    """``Processor.stats`` keys are members of :class:`Event` (the metrics' counters are keyed
+    by it too): events of every kind, counted on one processor, name no other key."""
+    world = World()
+    world.publish("r1", GOOD, session="s1")
+    world.publish("r1", GOOD, session="s1")  # late, after the decision
+    world.publish("r2", BROKEN, session="s2")  # a dead letter: the session is quarantined
+    world.publish("r3", GOOD, session="s2")  # held by the quarantine
+    world.send(b"", {H_CONTROL: "release"}, key="s2")
+    world.send(b"", {H_CONTROL: "bogus"}, key="s2")
+    world.send(b"data: {}\n\n", {H_REQUEST_ID: "r4"})  # no chunk-seq: malformed
+    world.publish("r5", GOOD[:40], end=None, session="s5")
+    world.clock.now += 61
+    world.sweep()  # abandoned
+    world.clock.now += 601
+    world.sweep()  # markers expired
+    counted = set(world.processor.stats)
+    assert counted <= set(Event), counted - set(Event)
+    assert {Event.LATE_AFTER_DECISION, Event.SESSIONS_RELEASED, Event.CONTROL_MALFORMED,
+            Event.MALFORMED_MESSAGES, Event.STREAMS_ABANDONED,
+            Event.DEDUPE_MARKERS_EXPIRED, Event.STATE_FLUSHES} <= counted

@@ -231,7 +231,7 @@ def test_a_malformed_message_with_an_unreadable_request_id_touches_no_response()
                                               {H_REQUEST_ID: b"r1\xff", H_CHUNK_SEQ: b"1"}))
     assert [record(o)["request_id"] for o in out] == [None]
     assert "r1" in world.processor.live  # still open, still assembling
-    assert "s1" in world.processor.quarantine  # its session (the key) is held, as before
+    assert "s1" in world.processor.store.quarantine  # its session (the key) is held, as before
 
 
 # -- id synthesis -------------------------------------------------------------------------

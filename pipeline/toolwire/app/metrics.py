@@ -26,7 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from toolwire.core.identity import REPAIR_NAMES
-from toolwire.stream.observe import Settled
+from toolwire.stream.observe import Event, Settled
 from toolwire.tools.status import PartitionPosition
 
 if TYPE_CHECKING:  # toolwire.app imports this module: no import of the package at run time
@@ -48,38 +48,39 @@ KNOWN_ERROR_CODES: Final = frozenset({
     # A refusal, and provider errors inside the stream (Groq, OpenRouter).
     "REFUSAL", "PROVIDER_ERROR", "TOOL_USE_FAILED",
 })
-#: Processor event counts exposed as their own counters: stats key → (name, help).
-EVENT_COUNTERS: Final = {
-    "chunks_applied": ("toolwire_chunks_applied_total",
-                       "Input messages applied to an open response."),
-    "duplicates_skipped": ("toolwire_duplicate_chunks_total",
-                           "Chunks skipped as already applied (replays after a crash)."),
-    "late_after_decision": ("toolwire_late_chunks_total",
-                            "Chunks that arrived after their response was decided."),
-    "end_after_decision": ("toolwire_late_end_markers_total",
-                           "End markers that arrived after their response was decided."),
-    "malformed_messages": ("toolwire_malformed_messages_total",
-                           "Input messages that broke the input contract."),
-    "internal_errors": ("toolwire_internal_errors_total",
-                        "Faults no rule names; each failed its whole response."),
-    "streams_abandoned": ("toolwire_streams_abandoned_total",
-                          "Responses swept after the stream TTL without an end."),
-    "responses_opened": ("toolwire_responses_opened_total", "Responses opened."),
-    "responses_rebuilt": ("toolwire_responses_rebuilt_total",
-                          "Open responses rebuilt from the changelogs after a restart."),
-    "sessions_quarantined": ("toolwire_sessions_quarantined_total",
-                             "Sessions put in quarantine."),
-    "sessions_released": ("toolwire_sessions_released_total",
-                          "Sessions released from quarantine by an operator."),
-    "control_malformed": ("toolwire_control_messages_ignored_total",
-                          "Control messages ignored as unreadable or unknown."),
-    "state_flushes": ("toolwire_state_flushes_total",
-                      "Flushes of the write-behind cache (one before each commit)."),
-    "state_writes": ("toolwire_state_writes_total",
-                     "Table writes (changelog records) made by those flushes."),
-    "recovery_flow_resumed": ("toolwire_recovery_flow_resumed_total",
-                              "Table recoveries found with their consumer flow stopped and "
-                              "resumed (a faust-streaming stall, see toolwire.app.fixes)."),
+#: Event counts (``Processor.stats``) exposed as their own counters: event → (name, help).
+#: Keyed by the one enumeration of the counts, so a key cannot drift from what is counted.
+EVENT_COUNTERS: Final[Mapping[Event, tuple[str, str]]] = {
+    Event.CHUNKS_APPLIED: ("toolwire_chunks_applied_total",
+                           "Input messages applied to an open response."),
+    Event.DUPLICATES_SKIPPED: ("toolwire_duplicate_chunks_total",
+                               "Chunks skipped as already applied (replays after a crash)."),
+    Event.LATE_AFTER_DECISION: ("toolwire_late_chunks_total",
+                                "Chunks that arrived after their response was decided."),
+    Event.END_AFTER_DECISION: ("toolwire_late_end_markers_total",
+                               "End markers that arrived after their response was decided."),
+    Event.MALFORMED_MESSAGES: ("toolwire_malformed_messages_total",
+                               "Input messages that broke the input contract."),
+    Event.INTERNAL_ERRORS: ("toolwire_internal_errors_total",
+                            "Faults no rule names; each failed its whole response."),
+    Event.STREAMS_ABANDONED: ("toolwire_streams_abandoned_total",
+                              "Responses swept after the stream TTL without an end."),
+    Event.RESPONSES_OPENED: ("toolwire_responses_opened_total", "Responses opened."),
+    Event.RESPONSES_REBUILT: ("toolwire_responses_rebuilt_total",
+                              "Open responses rebuilt from the changelogs after a restart."),
+    Event.SESSIONS_QUARANTINED: ("toolwire_sessions_quarantined_total",
+                                 "Sessions put in quarantine."),
+    Event.SESSIONS_RELEASED: ("toolwire_sessions_released_total",
+                              "Sessions released from quarantine by an operator."),
+    Event.CONTROL_MALFORMED: ("toolwire_control_messages_ignored_total",
+                              "Control messages ignored as unreadable or unknown."),
+    Event.STATE_FLUSHES: ("toolwire_state_flushes_total",
+                          "Flushes of the write-behind cache (one before each commit)."),
+    Event.STATE_WRITES: ("toolwire_state_writes_total",
+                         "Table writes (changelog records) made by those flushes."),
+    Event.RECOVERY_FLOW_RESUMED: ("toolwire_recovery_flow_resumed_total",
+                                  "Table recoveries found with their consumer flow stopped and "
+                                  "resumed (a faust-streaming stall, see toolwire.app.watchdog)."),
 }
 _LATENCY_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
                            30.0, 60.0, 300.0, 600.0)

@@ -14,21 +14,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn
 
 import faust
 
 from toolwire.app import fixes
+from toolwire.app.commit import Checkpoint, drain_producer
 from toolwire.app.faust_app import build_faust_app, changelog_configs
 from toolwire.app.health import Health, serve
 from toolwire.app.metrics import WorkerMetrics
 from toolwire.app.publishing import EXIT_FAULT, Publisher, PublishFault
 from toolwire.app.tables import TextKeys
+from toolwire.app.watchdog import RecoveryWatchdog
 from toolwire.config.logs import logging_config
 from toolwire.config.security import client_options
 from toolwire.config.settings import Settings
 from toolwire.stream.messages import InputMessage, Output, Sink
+from toolwire.stream.observe import Event
 from toolwire.stream.processor import Processor
 from toolwire.tools.status import group_status
 from toolwire.tools.topics import topic_max_message_bytes
@@ -56,33 +60,34 @@ class Toolwire:
             self._table("chunks", "raw chunks of open responses, deleted when decided"),
             self._table("responses", "open responses' metadata, then dedupe markers"),
             self._table("quarantine", "quarantined sessions until an operator releases them"))
-        self.processor = Processor(settings, *self.tables)
         self.health = Health(settings.stall_timeout_seconds)
         #: How a fatal fault ends the process (a test replaces it).
         self.exit: Callable[[int], NoReturn] = os._exit
         #: The last input offset the agent handled, per partition (for the stall probe).
         self.handled: dict[int, int] = {}
+        #: The worker's event counts (the processor's, and the watchdog's restarts).
+        self.stats: Counter[str] = Counter()
         self.metrics: WorkerMetrics | None = None
         if settings.metrics_port is not None:
-            self.metrics = WorkerMetrics(self.processor.stats, self._gauges, health=self.health)
-            self.processor.observer = self.metrics
+            self.metrics = WorkerMetrics(self.stats, self._gauges, health=self.health)
             app.task(self._serve_metrics)
             app.timer(interval=settings.topic_metrics_interval_seconds,
                       on_leader=False)(self._topic_metrics)
+        self.processor = Processor(settings, *self.tables, observer=self.metrics,
+                                   stats=self.stats)
         self.publisher = Publisher(self.send_once,
                                    retry_timeout=settings.publish_retry_timeout_seconds,
                                    learn_limit=self._learn_limit, observer=self.metrics)
-        fixes.on_drained(app, self.processor.drained)
-        # Held table writes go out before every commit (and their offsets with them).
-        fixes.before_commit(app, self.processor.flush)
-        fixes.resend_failed(app, lambda: sum(table.resend_failed() for table in self.tables))
-        # A commit that cannot make its changelog writes durable stops the worker too.
-        fixes.on_fatal(app, self._commit_failed)
+        # Held table writes go out and are acknowledged before every commit of offsets; a
+        # commit that cannot make its changelog writes durable stops the worker.
+        self.checkpoint = Checkpoint(self.processor, lambda: drain_producer(app),
+                                     self._resend_failed, fatal=self._commit_failed)
+        fixes.before_offsets(app, self.checkpoint.commit)
         # Writes tables: one message at a time (faust-streaming #606).
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)
         app.timer(interval=settings.sweep_interval_seconds)(self._sweep)
-        self.watchdog = fixes.RecoveryWatchdog(app)
+        self.watchdog = RecoveryWatchdog(app)
         app.timer(interval=5.0, on_leader=False)(self._watch_recovery)
         app.task(self._started)
         app.on_partitions_revoked.connect(self._on_revoked)  # type: ignore[arg-type]
@@ -96,18 +101,15 @@ class Toolwire:
                                        extra_topic_configs=changelog_configs(self.settings)))
 
     def _gauges(self) -> dict[str, float]:
-        processor = self.processor
-        oldest = processor.oldest_open()
-        return {**({} if oldest is None else {"oldest_open": oldest}),
-                "open_responses": len(processor.live),
-                "quarantined_sessions": len(processor.quarantine),
-                "entries.chunks": len(processor.chunks),
-                "entries.responses": len(processor.responses),
-                "entries.quarantine": len(processor.quarantine)}
+        return self.processor.gauges()
+
+    def _resend_failed(self) -> int:
+        """Send again the changelog writes the producer gave up on; how many there were."""
+        return sum(table.resend_failed() for table in self.tables)
 
     async def _watch_recovery(self) -> None:
         if self.watchdog.check():
-            self.processor.stats["recovery_flow_resumed"] += 1
+            self.stats[Event.RECOVERY_FLOW_RESUMED] += 1
         await self._probe_progress()
 
     async def _probe_progress(self) -> None:
@@ -159,7 +161,7 @@ class Toolwire:
             return None
         if limit is None:
             return None
-        applied = self.processor.encoder.learn(sink, limit)
+        applied = self.processor.learn_limit(sink, limit)
         if applied < self.settings.max_record_bytes:
             log.warning("topic %s accepts messages of at most %d bytes (max.message.bytes), "
                         "less than TOOLWIRE_MAX_RECORD_BYTES=%d: its records are built to fit "
@@ -283,26 +285,20 @@ class Toolwire:
             self.fail(exc)
         # An idle partition commits nothing, so its held writes (and the deletions that wait
         # for a durable done marker) would wait for its next message: write them now. The
-        # deletions wait for producer drains, which come only with commits: drain here too,
-        # so that two sweeps of an idle worker carry out its decided responses' deletions.
-        self.processor.flush()
-        try:
-            await fixes.drain_producer(self.app)
-        except Exception as exc:  # the next commit drains and checks again
-            log.warning("sweep: the producer did not drain (%s): deletions wait for the next "
-                        "commit", type(exc).__name__)
-            return
-        if not sum(table.resend_failed() for table in self.tables):
-            self.processor.drained()
+        # deletions wait for producer drains, which come only with commits: the commit's
+        # steps run here too, without offsets (a step that fails leaves the rest to the next
+        # commit), so that two sweeps of an idle worker carry out its decided responses'
+        # deletions.
+        await self.checkpoint.commit(offsets=False)
 
     async def _on_revoked(self, sender: Any, revoked: set[Any], **kwargs: Any) -> None:
         partitions = {tp.partition for tp in revoked if tp.topic == self.settings.topic_chunks}
-        self.processor.forget(partitions)
+        self.processor.on_revoked(partitions)
         for partition in partitions:
             self.handled.pop(partition, None)
 
     async def _on_assigned(self, sender: Any, assigned: set[Any], **kwargs: Any) -> None:
-        self.processor.rescan = True
+        self.processor.on_assigned()
 
     def run(self, loglevel: str = "info") -> int:
         """Run the worker in this process until it is stopped (SIGINT or SIGTERM)."""

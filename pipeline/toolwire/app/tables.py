@@ -61,8 +61,9 @@ class TextKeys(MutableMapping[str, bytes]):
     def resend_failed(self) -> int:
         """Send again the current value of every key whose changelog write failed (the
         producer gave up on it, for example ``OutOfOrderSequenceNumber`` after a broker died);
-        the number of writes that had failed. Call it after the producer was drained: the
-        offsets are not committed until what they cover is in the changelog.
+        the number of writes that had failed. Call it after the producer was drained (step 3
+        of :meth:`toolwire.app.commit.Checkpoint.commit`): the offsets are not committed until
+        what they cover is in the changelog.
 
         The value sent again is the key's current one, not the failed one: a later write to
         the key may have succeeded, and the changelog must end with the latest value.

@@ -21,6 +21,7 @@ from toolwire.cli.common import (
     tool_names,
 )
 from toolwire.stream.messages import (
+    END_EOF,
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,
     H_END,
@@ -57,7 +58,7 @@ Each request becomes a run of Kafka messages:
            fixed --slice BYTES slices (which may cut lines, CRLF pairs and UTF-8 characters)
   headers  {H_REQUEST_ID}, {H_CHUNK_SEQ} (0, 1, 2, ... without gaps), and {H_PROVIDER},
            {H_MODEL}, {H_DECLARED_TOOLS} (comma-separated) when given
-followed by an end marker: an empty value with the next {H_CHUNK_SEQ} and {H_END}: eof.
+followed by an end marker: an empty value with the next {H_CHUNK_SEQ} and {H_END}: {END_EOF}.
 Concatenating the values of a request gives back the capture byte for byte.
 With --coalesce-ms, consecutive slices are joined into fewer values (still the same bytes,
 in order), as a gateway coalescing a live stream would send them.
@@ -114,7 +115,7 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolwire.publish.publisher import (
+    from toolwire.publish import (
         BrokerUnreachable,
         PublishReport,
         load_captures,

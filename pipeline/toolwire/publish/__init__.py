@@ -1,27 +1,34 @@
 """Publishing response bodies to the input topic: the gateways' producer API (a library:
 ``toolwire publish`` in :mod:`toolwire.cli.publish` is its command line).
 
-Kept apart from :mod:`toolwire.stream` (the consuming side) so that a gateway can depend on
-this small module without pulling in the stream processor.
+This module is its public face: import from here. Behind it, private modules split along the
+lines the tests already draw, each with its own invariant:
+
+- :mod:`._slicing`: cutting a body into message values, never changing a byte;
+- :mod:`._coalescing`: joining a stream's slices into fewer messages, same bytes, same order;
+- :mod:`._publisher`: :class:`ChunkPublisher`, a body to the topic as the input contract says;
+- :mod:`._captures`: captured bodies published through that same path.
+
+What goes on the wire (key, headers, end markers) is not decided here:
+:class:`RequestMeta` (from :mod:`toolwire.stream.messages`, the input contract's home, where
+the processor reads the same names) builds every header, for this publisher and for
+``toolwire dlq replay`` alike.
+
+Kept apart from the stream processor so that a gateway can depend on this small package
+without pulling it in (:mod:`toolwire.stream.messages` imports nothing of it).
 """
 
-from toolwire.publish.publisher import (
-    DEFAULT_COALESCE_BYTES,
-    END_CANCELLED,
-    END_EOF,
-    END_ERROR,
+from toolwire.publish._captures import load_captures, publish_captures, publish_loaded
+from toolwire.publish._coalescing import DEFAULT_COALESCE_BYTES, Cancellable, CoalescingClock
+from toolwire.publish._publisher import (
     BrokerUnreachable,
     ChunkPublisher,
     PublishError,
     PublishReport,
-    RequestMeta,
     TopicNotFound,
-    load_captures,
-    publish_captures,
-    publish_loaded,
-    split_events,
-    split_fixed,
 )
+from toolwire.publish._slicing import split_events, split_fixed
+from toolwire.stream.messages import END_CANCELLED, END_EOF, END_ERROR, RequestMeta
 
 __all__ = [
     "DEFAULT_COALESCE_BYTES",
@@ -29,7 +36,9 @@ __all__ = [
     "END_EOF",
     "END_ERROR",
     "BrokerUnreachable",
+    "Cancellable",
     "ChunkPublisher",
+    "CoalescingClock",
     "PublishError",
     "PublishReport",
     "RequestMeta",

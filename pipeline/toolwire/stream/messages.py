@@ -2,15 +2,23 @@
 
 Header names here are the ones ``topics/llm.sse.chunks.json`` documents; a test keeps the two in
 step.
+
+The contract is written down here once, for both directions: every header name and end marker
+is defined in this module, and :class:`RequestMeta` is the one builder of a chunk message's
+headers. The gateways' publisher (:mod:`toolwire.publish`) and ``toolwire dlq replay`` both send
+exactly what it builds, so what the processor reads and what Toolwire writes cannot drift apart,
+and a new header of the contract is added in one place, beside the name the processor reads.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Final
+from functools import cached_property
+from typing import Final, NamedTuple
 
 H_REQUEST_ID: Final = "request-id"
 H_CHUNK_SEQ: Final = "chunk-seq"
@@ -27,7 +35,12 @@ H_IDEMPOTENCY_KEY: Final = "idempotency-key"
 H_REPLAY_OF: Final = "toolwire-replay-of"
 H_OUTCOME: Final = "toolwire-outcome"
 
-END_MARKERS: Final = frozenset({"eof", "error", "cancelled"})
+#: The values of ``end-of-stream``: the body ended; the gateway's read of it failed; the
+#: gateway's task was cancelled.
+END_EOF: Final = "eof"
+END_ERROR: Final = "error"
+END_CANCELLED: Final = "cancelled"
+END_MARKERS: Final = frozenset({END_EOF, END_ERROR, END_CANCELLED})
 #: ``chunk-seq`` is ASCII decimal from 0 to this (a signed 32-bit integer's maximum).
 MAX_CHUNK_SEQ: Final = 2**31 - 1
 #: The key and the ``request-id``, ``provider`` and ``model`` headers: at most this many bytes
@@ -42,6 +55,87 @@ CONTROL_SWEEP: Final = "sweep"
 def idempotency_key(request_id: str) -> str:
     """Deterministic per request: a consumer that sees it twice has seen the same response."""
     return hashlib.sha256(b"toolwire/response/" + request_id.encode()).hexdigest()[:32]
+
+
+# -- writing the envelope: key and headers, built once for every sender ------------------------
+
+#: A Kafka message's headers, in the order they are sent.
+Headers = list[tuple[str, bytes]]
+
+
+@dataclass(frozen=True)
+class RequestMeta:
+    """Who a stream belongs to: becomes the key and the headers of every message of it.
+
+    The one builder of the headers of a chunk message (:meth:`message_headers`): the
+    publisher and ``toolwire dlq replay`` send what it builds and nothing else, so a header
+    the contract gains is added here, as a field and a line of :meth:`headers`.
+    """
+
+    request_id: str
+    session_id: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    #: ``None``: unknown (any tool name is accepted downstream). An empty sequence: the request
+    #: declared no tools, so downstream every tool call is an unknown tool.
+    declared_tools: Sequence[str] | None = None
+    #: Set by ``toolwire dlq replay`` only: the request id of the dead-lettered original.
+    replay_of: str | None = None
+
+    def __post_init__(self) -> None:
+        # The processor dead-letters a message without a request id; better to refuse it here,
+        # where the caller can still fix it, than to publish a stream that can never assemble.
+        if not self.request_id:
+            raise ValueError("request_id must not be empty")
+        if isinstance(self.declared_tools, str):
+            raise TypeError("declared_tools is a sequence of names, not one string")
+        for name in self.declared_tools or ():
+            if "," in name or not name.strip():
+                raise ValueError(
+                    f"declared tool name {name!r} cannot travel in the comma-separated "
+                    f"{H_DECLARED_TOOLS} header"
+                )
+
+    @property
+    def key(self) -> str:
+        """The partitioning key: all requests of a session stay together and in order."""
+        return self.session_id or self.request_id
+
+    def headers(self) -> Headers:
+        """Headers shared by every message of the request.
+
+        They go on every message, not only the first, so a consumer that starts mid-stream
+        (or a human reading the topic) still sees whose chunk it is; they are a few bytes.
+        """
+        out: Headers = [(H_REQUEST_ID, self.request_id.encode())]
+        if self.replay_of is not None:
+            out.append((H_REPLAY_OF, self.replay_of.encode()))
+        if self.provider is not None:
+            out.append((H_PROVIDER, self.provider.encode()))
+        if self.model is not None:
+            out.append((H_MODEL, self.model.encode()))
+        if self.declared_tools is not None:
+            out.append((H_DECLARED_TOOLS, ",".join(self.declared_tools).encode()))
+        return out
+
+    @cached_property
+    def _shared(self) -> tuple[tuple[str, bytes], ...]:
+        # Built once per request: the declared tools alone may be 64 KiB to join and encode.
+        return tuple(self.headers())
+
+    def message_headers(self, seq: int, end: str | None = None) -> Headers:
+        """The headers of message ``seq`` (0-based) of the request: the shared ones, then
+        ``chunk-seq``, then on the last message only ``end-of-stream`` (one of
+        :data:`END_MARKERS`)."""
+        out: Headers = [*self._shared, (H_CHUNK_SEQ, str(seq).encode())]
+        if end is not None:
+            out.append((H_END, end.encode()))
+        return out
+
+
+def control_headers(command: str) -> Headers:
+    """The headers of a control message (:data:`CONTROL_RELEASE`, :data:`CONTROL_SWEEP`)."""
+    return [(H_CONTROL, command.encode())]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +179,94 @@ class Output:
     #: ``TOOLWIRE_MAX_RECORD_BYTES``): a dead letter cut to fit, an assembled record turned
     #: into an ``oversize`` dead letter. ``None`` for outputs that cannot be cut (control).
     refit: Callable[[int], Output] | None = field(default=None, compare=False, repr=False)
+
+
+# -- reading the envelope: key and headers, checked against the contract ----------------------
+
+_SEQ: Final = re.compile(rb"[0-9]{1,10}")
+
+
+class Envelope(NamedTuple):
+    """What a chunk message's key and headers say; ``fault`` ``None`` when they are sound
+    (then ``request_id``, ``session_id`` and ``seq`` are all set)."""
+
+    fault: str | None
+    request_id: str | None
+    session_id: str | None
+    seq: int | None
+
+
+def read_envelope(msg: InputMessage) -> Envelope:
+    """(fault, request id, session id, seq) of a chunk message; fault ``None`` when sound.
+
+    The headers and key are checked strictly, since they become keys, record fields and
+    headers downstream: UTF-8, bounded length, and a ``chunk-seq`` of ASCII digits within
+    ``0..MAX_CHUNK_SEQ`` (``str.isdigit`` would let ``²`` through, and a 5,000-digit value
+    would fail ``int``).
+    """
+    faults: list[str] = []
+    raw_request = msg.headers.get(H_REQUEST_ID)
+    request_id = _text(raw_request, H_REQUEST_ID, faults)
+    key = _text(msg.key, "key", faults)
+    session_id = key or request_id
+    if raw_request is None:
+        faults.insert(0, f"missing header {H_REQUEST_ID}")
+    elif raw_request == b"":
+        faults.insert(0, f"empty header {H_REQUEST_ID}")
+    raw_seq = msg.headers.get(H_CHUNK_SEQ)
+    seq: int | None = None
+    if raw_seq is None:
+        faults.append(f"missing header {H_CHUNK_SEQ}")
+    elif _SEQ.fullmatch(raw_seq) is None or int(raw_seq) > MAX_CHUNK_SEQ:
+        faults.append(f"header {H_CHUNK_SEQ}={quote(raw_seq)} is not a whole number "
+                      f"from 0 to {MAX_CHUNK_SEQ} in ASCII digits")
+    else:
+        seq = int(raw_seq)
+    for name, bound in ((H_PROVIDER, MAX_ID_BYTES), (H_MODEL, MAX_ID_BYTES),
+                        (H_DECLARED_TOOLS, MAX_TOOLS_BYTES)):
+        value = msg.headers.get(name)
+        if value is not None and len(value) > bound:
+            faults.append(f"header {name} is {len(value)} bytes (at most {bound})")
+    if faults:
+        return Envelope("; ".join(faults), request_id or None, session_id or None, seq)
+    return Envelope(None, request_id, session_id, seq)
+
+
+def declared_tools(text: str | None) -> frozenset[str] | None:
+    """The ``declared-tools`` header's names; ``None`` without the header (no check), and
+    the empty set for an empty one (the request declared no tools: every call is unknown)."""
+    if text is None:
+        return None
+    return frozenset(t.strip() for t in text.split(",") if t.strip())
+
+
+def readable_tools(raw: bytes | None) -> list[str] | None:
+    """A malformed message's declared tools for its dead letter, sorted, when its header is
+    within the contract's bound and UTF-8; else ``None``, as for a message without one."""
+    if raw is None or len(raw) > MAX_TOOLS_BYTES:
+        return None
+    try:
+        tools = declared_tools(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    return None if tools is None else sorted(tools)
+
+
+def quote(raw: bytes, limit: int = 40) -> str:
+    """A header value quoted for a detail: bounded, never raising."""
+    text = raw[:limit].decode("utf-8", "replace")
+    return repr(text) + ("…" if len(raw) > limit else "")
+
+
+def _text(raw: bytes | None, name: str, faults: list[str]) -> str | None:
+    """A header or key as text, or a fault when it is not bounded UTF-8."""
+    if raw is None:
+        return None
+    if len(raw) > MAX_ID_BYTES:
+        faults.append(f"{name} is {len(raw)} bytes (at most {MAX_ID_BYTES})")
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        faults.append(f"{name} is not UTF-8: {quote(raw)}")
+        return None

@@ -2,14 +2,58 @@
 
 The processor stays free of any metrics library: it calls an :class:`Observer` at the two
 moments that carry labels and times — a message consumed, a response settled (its record
-published) — and keeps plain event counts in ``Processor.stats`` for everything else.
+published) — and keeps plain event counts in ``Processor.stats`` for everything else, under
+the keys of one enumeration, :class:`Event` (the metrics' ``EVENT_COUNTERS`` are keyed by it
+too, so a counted event and its exported counter cannot drift apart).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
+
+
+class Event(StrEnum):
+    """Every event a worker counts in ``Processor.stats``: its key is the member's value.
+
+    Which of them are exported as Prometheus counters is :mod:`toolwire.app.metrics`'
+    choice (``EVENT_COUNTERS``); the others are read by tests and in a debugger.
+    """
+
+    #: Input messages handled (exported by the observer: ``toolwire_messages_consumed``).
+    MESSAGES = "messages"
+    CHUNKS_APPLIED = "chunks_applied"
+    DUPLICATES_SKIPPED = "duplicates_skipped"
+    LATE_AFTER_DECISION = "late_after_decision"
+    END_AFTER_DECISION = "end_after_decision"
+    #: An end marker read again after its record never published: decided again at once.
+    END_REPLAYED = "end_replayed"
+    MALFORMED_MESSAGES = "malformed_messages"
+    RESPONSES_FAILED_BY_MALFORMED_MESSAGE = "responses_failed_by_malformed_message"
+    INTERNAL_ERRORS = "internal_errors"
+    STREAMS_ABANDONED = "streams_abandoned"
+    RESPONSES_OPENED = "responses_opened"
+    RESPONSES_REBUILT = "responses_rebuilt"
+    #: Records settled, by outcome (exported by the observer, with labels).
+    RECORDS_ASSEMBLED = "records_assembled"
+    RECORDS_DEAD_LETTER = "records_dead_letter"
+    RECORDS_TOO_LARGE = "records_too_large"
+    SESSIONS_QUARANTINED = "sessions_quarantined"
+    SESSIONS_RELEASED = "sessions_released"
+    CONTROL_MESSAGES = "control_messages"
+    CONTROL_MALFORMED = "control_malformed"
+    DEDUPE_MARKERS_EXPIRED = "dedupe_markers_expired"
+    STATE_FLUSHES = "state_flushes"
+    STATE_WRITES = "state_writes"
+    #: Counted by the worker, not the processor (see :mod:`toolwire.app.watchdog`).
+    RECOVERY_FLOW_RESUMED = "recovery_flow_resumed"
+
+    @classmethod
+    def settled(cls, outcome: str) -> Event:
+        """The count of records settled with ``outcome`` (``assembled``, ``dead_letter``)."""
+        return cls(f"records_{outcome}")
 
 
 @dataclass(frozen=True, slots=True)

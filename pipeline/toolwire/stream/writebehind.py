@@ -4,7 +4,7 @@ Faust writes a table's changelog record on every assignment. A response touched 
 chunks between two commits would cost forty changelog records (and a tombstone each when it is
 decided); held here, it costs one value per key at the next commit — and nothing at all for a
 response opened and decided between two commits, which is most of them. The worker flushes
-before it commits input offsets (see :func:`toolwire.app.fixes.before_commit`), so what a
+before it commits input offsets (see :meth:`toolwire.app.commit.Checkpoint.commit`), so what a
 committed offset covers is always in the changelog; what is lost in a crash is re-read from the
 input, whose offsets were not committed.
 

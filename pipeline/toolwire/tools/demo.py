@@ -26,7 +26,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from toolwire.broker.local import BrokerError, stop
 from toolwire.config.security import client_options
 from toolwire.config.settings import Settings, child_environment
-from toolwire.publish.publisher import PublishError, publish_captures
+from toolwire.publish import PublishError, publish_captures
 from toolwire.tools.connect import resolve_bootstrap
 from toolwire.tools.topics import (
     ContractError,

@@ -8,7 +8,9 @@ table can only be written from an event of its partition).
 
 A replay re-publishes a dead letter's raw chunks to the input topic under a new request id
 derived from the dead letter's place (so replaying the same dead letter twice gives the same
-request, which the worker publishes once) and marked with ``toolwire-replay-of``. It carries the
+request, which the worker publishes once) and marked with ``toolwire-replay-of``. Its messages
+are built by :class:`~toolwire.stream.messages.RequestMeta` (:func:`replay_meta`), the builder
+the publisher uses, so a replay is a body as a gateway sends it, header for header. It carries the
 original request's ``declared-tools`` as the dead letter recorded them: without them the worker
 would skip the declared-tools check, and an ``unknown_tool`` dead letter replayed unchanged would
 come out as an executable call. (A dead letter written before they were recorded has no
@@ -32,15 +34,11 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from toolwire.stream.messages import (
     CONTROL_RELEASE,
-    H_CHUNK_SEQ,
-    H_CONTROL,
-    H_DECLARED_TOOLS,
-    H_END,
-    H_MODEL,
-    H_PROVIDER,
-    H_REPLAY_OF,
-    H_REQUEST_ID,
+    END_EOF,
     MAX_ID_BYTES,
+    Headers,
+    RequestMeta,
+    control_headers,
 )
 
 _REF: Final = re.compile(r"(\d+):(\d+)")
@@ -215,9 +213,29 @@ def replay_request_id(letter: StoredDeadLetter, topic: str) -> str:
     return original.encode()[:room].decode("utf-8", "ignore") + suffix
 
 
+def replay_meta(letter: StoredDeadLetter, topic: str) -> RequestMeta:
+    """The replay's request, as the dead letter recorded the original: the provider and model
+    it names, the tools it declared, and the original's request id as ``replay_of``."""
+    record = letter.record
+    # A dead letter that names no session, key or request (a malformed message) replays under
+    # the key "None", as it always has.
+    session = record.get("session_id") or letter.key or record.get("request_id")
+    tools = letter.declared_tools
+    return RequestMeta(
+        request_id=replay_request_id(letter, topic),
+        session_id=str(session),
+        provider=str(record["provider"]) if record.get("provider") else None,
+        model=str(record["model"]) if record.get("model") else None,
+        # Sorted, so that the same dead letter always gives the same messages. An empty list
+        # (the request declared no tools) travels as an empty header: every call is unknown.
+        declared_tools=None if tools is None else sorted(tools),
+        replay_of=str(record.get("request_id") or ""))
+
+
 def replay_messages(letter: StoredDeadLetter, topic: str
-                    ) -> tuple[bytes, list[tuple[bytes, list[tuple[str, bytes]]]]]:
-    """(key, [(value, headers)]) that re-publish a dead letter's body as a new request."""
+                    ) -> tuple[bytes, list[tuple[bytes, Headers]]]:
+    """(key, [(value, headers)]) that re-publish a dead letter's body as a new request: its
+    raw chunks, then the end marker, as the publisher sends a body (:func:`replay_meta`)."""
     record = letter.record
     if record.get("raw_chunks_truncated"):
         raise NotReplayable(f"dead letter {letter.ref} kept only part of its raw chunks "
@@ -225,24 +243,10 @@ def replay_messages(letter: StoredDeadLetter, topic: str
     chunks = [base64.b64decode(c["value_b64"]) for c in record.get("raw_chunks") or ()]
     if not chunks:
         raise NotReplayable(f"dead letter {letter.ref} has no raw chunks to replay")
-    session = record.get("session_id") or letter.key or record.get("request_id")
-    request = replay_request_id(letter, topic)
-    base = [(H_REQUEST_ID, request.encode()),
-            (H_REPLAY_OF, str(record.get("request_id") or "").encode())]
-    if record.get("provider"):
-        base.append((H_PROVIDER, str(record["provider"]).encode()))
-    if record.get("model"):
-        base.append((H_MODEL, str(record["model"]).encode()))
-    tools = letter.declared_tools
-    if tools is not None:
-        # Sorted, so that the same dead letter always gives the same messages. An empty list
-        # (the request declared no tools) travels as an empty header: every call is unknown.
-        base.append((H_DECLARED_TOOLS, ",".join(sorted(tools)).encode()))
-    messages = [(value, [*base, (H_CHUNK_SEQ, str(seq).encode())])
-                for seq, value in enumerate(chunks)]
-    messages.append((b"", [*base, (H_CHUNK_SEQ, str(len(chunks)).encode()),
-                           (H_END, b"eof")]))
-    return str(session).encode(), messages
+    meta = replay_meta(letter, topic)
+    messages = [(value, meta.message_headers(seq)) for seq, value in enumerate(chunks)]
+    messages.append((b"", meta.message_headers(len(chunks), END_EOF)))
+    return meta.key.encode(), messages
 
 
 async def replay(bootstrap: str, topic: str, letters: Sequence[StoredDeadLetter],
@@ -264,8 +268,7 @@ async def replay(bootstrap: str, topic: str, letters: Sequence[StoredDeadLetter]
         await producer.start()
         for letter, key, messages in plans:
             if release_first and key not in released:
-                await producer.send_and_wait(topic, b"", key=key,
-                                             headers=[(H_CONTROL, CONTROL_RELEASE.encode())])
+                await _send_release(producer, topic, key)
                 released.add(key)
             futures = []
             for value, headers in messages:
@@ -291,8 +294,13 @@ async def release(bootstrap: str, topic: str, session: str, *,
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", **(security or {}))
     try:
         await producer.start()  # inside the try: a refused login must not leak the client
-        meta = await producer.send_and_wait(topic, b"", key=session.encode(),
-                                            headers=[(H_CONTROL, CONTROL_RELEASE.encode())])
+        meta = await _send_release(producer, topic, session.encode())
     finally:
         await producer.stop()
     return meta.partition, meta.offset
+
+
+async def _send_release(producer: AIOKafkaProducer, topic: str, key: bytes) -> Any:
+    """Send the release of the session ``key`` and wait for it; its record metadata."""
+    return await producer.send_and_wait(topic, b"", key=key,
+                                        headers=control_headers(CONTROL_RELEASE))
