@@ -95,9 +95,10 @@ from typing import Any, Protocol, cast
 
 import orjson
 
-from toolwire.core import Assembler, Options, Record, assemble
+from toolwire.core import Assembler, Decision, Options, assemble
 from toolwire.core.framing import Framer
 from toolwire.core.records import CallRecord
+from toolwire.core.wires.chat_completions import DONE
 
 SIZES = (150, 600, 2400, 9600)
 SHORT_SIZES = (150, 600)
@@ -159,10 +160,12 @@ def load_corpus() -> list[Response]:
     responses = []
     for capture in captures:
         framer = Framer(capture.options.limits.max_line_bytes)
-        # ``bytes(...)``: the framer marks an ``event: error`` frame's data as a bytes subclass
-        # (``ErrorEvent``), which orjson refuses with "Input must be bytes": the libraries
+        # The events before ``data: [DONE]`` (the framer has no end of its own: the end is the
+        # chat wire's). ``bytes(...)``: the framer gives a named event (``event: error``) as a
+        # bytes subclass, which orjson refuses with "Input must be bytes": the libraries
         # would be reported as raising on the harness's own type, not on the capture.
-        payloads = tuple(bytes(p) for p in framer.feed(capture.body))
+        events = framer.feed(capture.body)
+        payloads = tuple(bytes(p) for p in itertools.takewhile(lambda p: p != DONE, events))
         responses.append(Response(capture.name, capture.body, capture.options, payloads))
     return responses
 
@@ -180,7 +183,7 @@ def _key(choice: object, call_id: object, name: object, arguments: object) -> Ca
 
 
 def toolwire_calls(result: object) -> list[CallKey]:
-    record = cast(Record, result)
+    record = cast(Decision, result)
     if record["outcome"] == "assembled":
         calls = [*record["tool_calls"], *record["withheld_tool_calls"]]
     else:
@@ -367,7 +370,7 @@ class Probe:
     empty: list[str]
 
 
-def _well_behaved(record: Record) -> bool:
+def _well_behaved(record: Decision) -> bool:
     if record["outcome"] != "assembled" or any(record["repairs"].values()):
         return False
     calls = [*record["tool_calls"], *record["withheld_tool_calls"]]
@@ -383,7 +386,7 @@ def probe(corpus: Sequence[Response], contenders: Sequence[Contender]) -> Probe:
         if not response.payloads:
             result.empty.append(response.name)
             continue
-        record = cast(Record, toolwire.run(response))
+        record = cast(Decision, toolwire.run(response))
         if _well_behaved(record):
             result.well_behaved.add(response.name)
         expected = sorted(toolwire.calls(record), key=repr)
@@ -670,7 +673,7 @@ def run_application(app: Application, body: bytes) -> Outcome:
     return Outcome(None, tuple(app.calls(plain)), frozenset(_pairs(plain)))
 
 
-def expected_calls(record: Record) -> list[Call]:
+def expected_calls(record: Decision) -> list[Call]:
     """Toolwire's calls (executable, withheld or dead-lettered), as a library could know them:
     a synthesized id counts as none, since it is not on the wire."""
     if record["outcome"] == "assembled":
@@ -686,12 +689,12 @@ def expected_calls(record: Record) -> list[Call]:
     return out
 
 
-def withholds(record: Record) -> bool:
+def withholds(record: Decision) -> bool:
     """Toolwire lets nothing of this response run: a dead letter, or every call withheld."""
     return record["outcome"] == "dead_letter" or bool(record["error_code"] or record["truncated"])
 
 
-def provider_error(record: Record) -> str | None:
+def provider_error(record: Decision) -> str | None:
     """The provider error's message when the stream carried one (``""``: without a message)."""
     if record["outcome"] != "assembled":
         return None
@@ -704,7 +707,7 @@ def provider_error(record: Record) -> str | None:
     return None
 
 
-def toolwire_cell(record: Record) -> str:
+def toolwire_cell(record: Decision) -> str:
     """Toolwire's outcome in a few words."""
     if record["outcome"] == "dead_letter":
         return f"dead letter: {record['reason']}"
@@ -864,7 +867,7 @@ def call_findings(expected: Sequence[Call], got: Sequence[Call],
     return findings
 
 
-def judge(record: Record, seen: Outcome) -> Verdict:
+def judge(record: Decision, seen: Outcome) -> Verdict:
     """What one library made of one capture, against Toolwire's record of it.
 
     Raising is wrong only when Toolwire assembles something to run or to show (a library that

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from toolwire.core import Options, Record
+from toolwire.core import Decision, Options
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -21,7 +21,7 @@ class Capture:
     expect: dict[str, Any]
     description: str
 
-    def mismatches(self, record: Record) -> dict[str, tuple[Any, Any]]:
+    def mismatches(self, record: Decision) -> dict[str, tuple[Any, Any]]:
         """Expected keys whose value differs: ``{key: (expected, actual)}``."""
         return {k: (v, record.get(k, "<missing>")) for k, v in self.expect.items()
                 if record.get(k, "<missing>") != v}

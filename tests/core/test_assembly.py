@@ -152,10 +152,3 @@ def test_arguments_are_never_decoded_per_fragment_and_concatenate_verbatim() -> 
                            chunk(call(0, arguments=None), finish="tool_calls")))
     assert record["tool_calls"][0]["arguments"] == "".join(fragments)
     assert record["tool_calls"][0]["arguments_json"] is True
-
-
-def test_snapshot_is_compact_and_linear_in_the_input() -> None:
-    asm = Assembler()
-    asm.feed(body(*[chunk(call(0, "c", "n", "abcd")) for _ in range(1000)], done=False))
-    snapshot = asm.snapshot()
-    assert len(snapshot) < 4000 + 500  # 4 KB of arguments plus a small fixed header

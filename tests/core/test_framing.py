@@ -1,19 +1,32 @@
-"""The SSE framer: events from arbitrary byte slices, per the SSE rules the providers use."""
+"""The SSE framer: events from arbitrary byte slices, per the SSE rules the providers use.
+
+The framer has no end sentinel: ``[DONE]`` is data to it. Most tests here frame a Chat
+Completions body as the assembler reads it, the framer's events up to the end the chat wire
+sees (``frame``); the tests at the end hold the framer alone to having no end of its own.
+"""
 
 from __future__ import annotations
 
 import pytest
 
+from toolwire.core import Assembler, Limits, Options, assemble
 from toolwire.core.errors import Oversize
-from toolwire.core.framing import Framer
+from toolwire.core.framing import Framer, LineOversize, NamedEvent, event_name
+from toolwire.core.wires.chat_completions import DONE, ChatCompletions
 
 
 def frame(*slices: bytes, limit: int = 1 << 20) -> tuple[list[bytes], bool]:
+    """The events of a chat body before its end, and whether it ended explicitly: the chat
+    wire ends on a ``[DONE]`` event (the rest is not read) or on one left unterminated."""
     framer = Framer(limit)
     events: list[bytes] = []
     for piece in slices:
-        events.extend(framer.feed(piece))
-    return events, framer.finish()
+        for event in framer.feed(piece):
+            if event == DONE:
+                framer.close()
+                return events, True
+            events.append(event)
+    return events, ChatCompletions().ends(framer.finish())
 
 
 def bytewise(body: bytes) -> list[bytes]:
@@ -80,9 +93,91 @@ def test_an_overlong_line_is_oversize_even_in_small_slices() -> None:
             framer.feed(b"data: xxxxxxxx")
 
 
-def test_snapshot_restore_mid_line() -> None:
+def test_a_line_cut_between_slices_is_joined() -> None:
     framer = Framer(1 << 20)
     assert framer.feed(b"data: a\n\ndata: b") == [b"a"]
-    restored = Framer.restore(framer.snapshot(), 1 << 20)
-    assert restored.feed(b"c\n\ndata: [DONE]\n\n") == [b"bc"]
-    assert restored.finish()
+    assert framer.pending()
+    assert framer.feed(b"c\n\ndata: [DONE]\n\n") == [b"bc", b"[DONE]"]
+    assert not framer.pending()
+
+
+# -- the framer alone: events and their names, no end of its own -------------------------------
+
+
+def test_done_is_only_data_to_the_framer() -> None:
+    framer = Framer(1 << 20)
+    assert framer.feed(b"data: [DONE]\n\ndata: x\n\n") == [b"[DONE]", b"x"]
+    assert not framer.closed
+    assert framer.finish() is None  # nothing left unterminated
+    assert framer.feed(b"data: y\n\n") == [b"y"]
+
+
+def test_the_chat_wire_ends_on_done_and_reads_nothing_after_it() -> None:
+    asm = Assembler()
+    asm.feed(b'data: {"choices":[]}\n\ndata: [DONE]\n\ndata: not json\n\n')
+    assert asm.failure is None and asm.done and asm.framer.closed
+    assert asm.chunks == 1
+    asm.feed(b"data: later\n\n")  # ignored too
+    assert asm.failure is None and asm.end()
+
+
+def test_finish_gives_the_unterminated_event_and_lets_the_wire_decide() -> None:
+    framer = Framer(1 << 20)
+    assert framer.feed(b"data: a\n\ndata: [DONE]") == [b"a"]
+    assert framer.finish() == b"[DONE]"
+    assert framer.finish() == b"[DONE]"  # asking again gives the same answer
+    cut = Framer(1 << 20)
+    cut.feed(b'event: error\ndata: {"cut')
+    last = cut.finish()
+    assert (last, event_name(last or b"")) == (b'{"cut', "error")
+    assert Framer(1 << 20).finish() is None
+
+
+def test_events_carry_their_names_and_unnamed_ones_are_plain_bytes() -> None:
+    body = (b"event: response.created\ndata: 1\n\n"
+            b"data: 2\n\n"
+            b"event: message\ndata: 3\n\n"  # the SSE default type: no name
+            b"event:\ndata: 4\n\n"
+            b"event: error \n: a comment\ndata: 5\n\n"
+            b"event: ignored\n\n"  # no data: not dispatched, and its name is not kept
+            b"data: 6\n\n")
+    for slices in ([body], [body[i:i + 1] for i in range(len(body))]):
+        framer = Framer(1 << 20)
+        events = [e for piece in slices for e in framer.feed(piece)]
+        assert events == [b"1", b"2", b"3", b"4", b"5", b"6"]
+        assert [event_name(e) for e in events] == ["response.created", None, None, None,
+                                                    "error", None]
+        assert [type(e) for e in events] == [NamedEvent, bytes, bytes, bytes, NamedEvent,
+                                             bytes]
+
+
+def test_an_overlong_line_carries_the_events_before_it() -> None:
+    framer = Framer(64)
+    with pytest.raises(LineOversize) as raised:
+        framer.feed(b"data: a\n\ndata: [DONE]\n\ndata: " + b"x" * 100 + b"\n\n")
+    assert raised.value.events == [b"a", b"[DONE]"]
+    assert raised.value.reason == "oversize"
+
+
+@pytest.mark.parametrize("tail", [b"\n\n", b""], ids=["terminated", "unterminated"])
+def test_an_overlong_line_after_the_end_is_not_read_however_the_body_is_sliced(
+        tail: bytes) -> None:
+    body = (b'data: {"choices":[{"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n'
+            b"data: [DONE]\n\ndata: " + b"x" * 300 + tail)
+    options = Options(limits=Limits(max_line_bytes=200))
+    whole = assemble(body, options)
+    assert whole["outcome"] == "assembled" and whole["content"] == "hi"
+    assert assemble([body[i:i + 7] for i in range(0, len(body), 7)], options) == whole
+
+
+def test_an_overlong_line_fails_the_response_after_the_events_before_it() -> None:
+    """The events before it count in the dead letter wherever the slices were cut (the detail
+    may say the line or the event's data: which bound is hit first depends on the cut)."""
+    body = (b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: ' + b"x" * 300
+            + b"\n\ndata: [DONE]\n\n")
+    options = Options(limits=Limits(max_line_bytes=200))
+    whole = assemble(body, options)
+    assert whole["outcome"] == "dead_letter"
+    assert (whole["reason"], whole["chunks"]) == ("oversize", 1)
+    sliced = assemble([body[i:i + 7] for i in range(0, len(body), 7)], options)
+    assert {**sliced, "detail": None} == {**whole, "detail": None}

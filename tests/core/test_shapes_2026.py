@@ -2,8 +2,7 @@
 
 The corpus (``tests/core/corpus``) proves each rule on whole captures; these tests pin the
 parts a capture cannot reach: the completeness scan against a real JSON parser for every cut,
-the provider-error reading, the bounds of provider fields, and state written by the earlier
-snapshot version.
+the provider-error reading and the bounds of provider fields.
 """
 
 from __future__ import annotations
@@ -16,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.core import Assembler, Limits, Options, Provenance, assemble, decide
+from toolwire.core import Limits, Options, Provenance, assemble
 from toolwire.core.completeness import Completeness
 from toolwire.core.decide import SYNTHESIZED_PREFIX, synthesized_id
-from toolwire.core.framing import ErrorEvent, Framer
-from toolwire.core.wire import provider_error, provider_error_event
+from toolwire.core.framing import Framer, NamedEvent, event_name
+from toolwire.core.wires.chat_completions import provider_error, provider_error_event
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\{}[]:, \n\u00e9'),
@@ -78,19 +77,13 @@ def _chunk(*entries: dict[str, Any], finish: str | None = None, **delta: object
             "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
 
 
-def test_the_error_event_name_is_kept_across_slices_and_snapshots() -> None:
+def test_the_error_event_name_is_kept_across_slices() -> None:
     framer = Framer(1 << 20)
     assert framer.feed(b"event: err") == []
-    framer = Framer.restore(framer.snapshot(), 1 << 20)
     assert framer.feed(b"or\n") == []
-    framer = Framer.restore(framer.snapshot(), 1 << 20)
     events = framer.feed(b'data: {"error":{}}\n\ndata: {"a":1}\n\n')
-    assert [type(e) for e in events] == [ErrorEvent, bytes]
-
-
-def test_a_framer_snapshot_of_the_earlier_layout_still_restores() -> None:
-    framer = Framer.restore(["da", [], False, None, False], 1 << 20)
-    assert framer.feed(b'ta: {"a":1}\n\n') == [b'{"a":1}']
+    assert [type(e) for e in events] == [NamedEvent, bytes]
+    assert [event_name(e) for e in events] == ["error", None]
 
 
 @pytest.mark.parametrize(("error", "code", "retryable"), [
@@ -109,7 +102,7 @@ def test_provider_error_codes_and_retries(error: object, code: str, retryable: b
 
 
 def test_an_error_event_as_the_framer_marks_it_is_read_as_json() -> None:
-    read = provider_error_event(ErrorEvent(b'{"error":{"code":"tool_use_failed"}}'))
+    read = provider_error_event(NamedEvent(b'{"error":{"code":"tool_use_failed"}}', "error"))
     assert read.code == "TOOL_USE_FAILED"
 
 
@@ -183,20 +176,3 @@ def test_synthesis_off_leaves_an_id_less_call_a_dead_letter() -> None:
     assert record["outcome"] == "dead_letter"
     assert record["reason"] == "missing_identity"
     assert record["calls"][0]["missing"] == ["id"]
-
-
-def test_a_version_1_snapshot_restores_with_the_new_repairs_at_zero() -> None:
-    body = _body(_chunk({"index": 0, "id": "call_1", "function": {"name": "f",
-                                                                  "arguments": "{}"}},
-                        finish="tool_calls"))
-    asm = Assembler()
-    asm.feed(body)
-    state = orjson.loads(asm.snapshot())
-    # The layout version 1 wrote: six fields per call, six per choice, seven repairs.
-    old = {**state, "v": 1, "repairs": state["repairs"][:7],
-           "calls": [c[:6] for c in state["calls"]],
-           "choices": [c[:6] for c in state["choices"]]}
-    for key in ("error", "synthesize_ids"):
-        old.pop(key)
-    restored = Assembler.restore(orjson.dumps(old))
-    assert decide(restored) == decide(asm)

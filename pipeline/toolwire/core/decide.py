@@ -3,7 +3,11 @@
 The record is the contract with downstream services (tool executors, session stores), so the
 rules are strict where trust is at stake (an empty ``id`` or ``name`` never leaves; nor does half
 a tool turn) and verbatim where the provider has spoken (``finish_reason`` is never rewritten;
-a ``length`` truncation is reported as truncated, never as a failure or a retry).
+a truncation is reported as truncated, never as a failure or a retry).
+
+The rules are the same for every wire; what a wire's finish reasons mean (which may run, which
+are a truncation, which error code another one is) is the wire's
+:class:`~toolwire.core.wires.FinishPolicy`, read from the assembler's wire.
 """
 
 from __future__ import annotations
@@ -25,12 +29,8 @@ from toolwire.core.records import (
     Decision,
     Reason,
 )
+from toolwire.core.wires import DEFAULT_WIRE, check_wire_name
 
-#: What :func:`decide` returns: see :mod:`toolwire.core.records`.
-Record = Decision
-
-#: Finish reasons after which the calls of a choice may be executed.
-EXECUTABLE_FINISH = frozenset({"stop", "tool_calls"})
 #: The prefix of a synthesized call id: recognizable in any log or session store.
 SYNTHESIZED_PREFIX: Final = "call_tw_"
 #: Synthesized ids of one response: (choice, index) → id.
@@ -48,6 +48,11 @@ class Options:
     #: A call that ends without an id gets a deterministic one (``id_synthesized: true``).
     synthesize_ids: bool = False
     limits: Limits = field(default_factory=Limits)
+    #: The wire the body is read as (:data:`toolwire.core.wires.SUPPORTED_WIRES`, or ``auto``).
+    wire: str = DEFAULT_WIRE
+
+    def __post_init__(self) -> None:
+        check_wire_name(self.wire)  # an unknown name is refused here, with the valid ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +167,9 @@ def decide(asm: Assembler, options: Options | None = None,
     done = asm.end() if ended_with_done is None else ended_with_done
     if asm.failure is not None:
         return dead_letter(asm, provenance, asm.failure.reason, asm.failure.detail)
+    policy = asm.wire.policy
     if not done:
-        return dead_letter(asm, provenance, "stream_closed",
-                           "the body ended without data: [DONE] (connection dropped or cut)")
+        return dead_letter(asm, provenance, "stream_closed", policy.missing_end)
 
     truncated = False
     error_code: str | None = None
@@ -177,17 +182,17 @@ def decide(asm: Assembler, options: Options | None = None,
         if choice.refusal:  # the model declined: not an answer to act on, not a retry
             withheld_choices.add(index)
             if error_code is None:
-                error_code = "REFUSAL"
+                error_code = policy.refusal_code
             continue
         finish = choice.finish_reason
-        if finish is None or finish in EXECUTABLE_FINISH:
+        if finish is None or finish in policy.executable:
             continue
         withheld_choices.add(index)
-        if finish == "length":
+        if finish in policy.truncation:
             truncated = True
         elif error_code is None:
-            error_code = finish.upper()
-    if truncated and error_code != "REFUSAL":
+            error_code = policy.error_code(finish)
+    if truncated and error_code != policy.refusal_code:
         error_code = None
     retryable = False
     if error is not None:
@@ -220,7 +225,7 @@ def decide(asm: Assembler, options: Options | None = None,
     refusal = "".join(first.refusal) if first and first.refusal else None
     finish_reason = None if first is None else first.finish_reason
     if (not asm.calls and content is None and reasoning is None and error_code is None
-            and not truncated and finish_reason in (None, "stop")):
+            and not truncated and (finish_reason is None or finish_reason in policy.answered)):
         error_code = "EMPTY_RESPONSE"
         retryable = True
     record: AssembledRecord = {

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
+import orjson
+
 from toolwire.core.records import Reason
 
 #: The detail of a dead letter quotes at most this many bytes of the offending input.
@@ -47,3 +49,19 @@ class InternalError(DeadLetter):
     """
 
     reason = "internal_error"
+
+
+def malformed(payload: object, why: str) -> MalformedChunk:
+    """The dead letter for a payload, quoting its first bytes so an operator can find it.
+
+    A payload as received (``bytes``) is quoted as it is; a decoded one (a chunk, an event
+    object) is written back out to be quoted. orjson refuses some values it read (nesting
+    deeper than it writes), and building the reason must never raise itself.
+    """
+    if isinstance(payload, bytes):
+        return MalformedChunk(f"{why}: {excerpt(payload)}")
+    try:
+        raw = orjson.dumps(payload)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return MalformedChunk(f"{why} (the chunk is nested too deeply to quote)")
+    return MalformedChunk(f"{why}: {excerpt(raw)}")

@@ -1,9 +1,21 @@
-"""SSE framing from arbitrary byte slices of a response body.
+"""SSE framing from arbitrary byte slices of a response body: events, each its data and name.
 
 Gateways publish the body as it was read: a slice may end mid-line, between ``\\r`` and ``\\n``
 or inside a multi-byte UTF-8 character. The framer works on bytes (so a split character is never
 decoded half-way) and keeps only the unterminated tail between slices, so the cost of a slice is
 proportional to the slice, never to what came before.
+
+The framer knows SSE and nothing of what an event means: it has no end sentinel (a ``[DONE]``
+payload is data like any other). Where a body ends (``data: [DONE]``, an end object, an error
+event) is the wire's decision (:mod:`toolwire.core.wires`), which then closes the framer
+(:meth:`Framer.close`).
+
+An event is its data as ``bytes``. An event that had an ``event:`` line is a
+:class:`NamedEvent`, a ``bytes`` subclass carrying ``.name`` (:func:`event_name`). Why not
+``(name, data)`` pairs: the common event (Chat Completions names none) then costs nothing beyond
+its payload, where a pair would cost a tuple per event and an unpack in every wire's loop; a
+wire tells the two apart with one ``type`` check, and the list is a ``list[bytes]`` either way.
+As in the SSE specification, ``event: message`` (or an empty name) is the default type: no name.
 """
 
 from __future__ import annotations
@@ -13,24 +25,49 @@ from typing import Final
 from toolwire.core.errors import Oversize
 
 BOM: Final = b"\xef\xbb\xbf"
-DONE: Final = b"[DONE]"
+#: The SSE default event type: an ``event:`` line naming it (or naming nothing) is no name.
+_DEFAULT_TYPES: Final = (b"", b"message")
 
 
-class ErrorEvent(bytes):
-    """The data of an event named ``error`` (``event: error``): a provider error, not a chunk.
+class NamedEvent(bytes):
+    """The data of an event that had an ``event:`` line other than the default ``message``.
 
-    Groq ends a failed tool call with such a frame instead of ``[DONE]``. Marking the payload by
-    its type keeps the framer's output a list of bytes on the hot path (one ``type`` check).
+    orjson reads ``bytes`` itself, not a subclass: a wire decodes ``bytes(event)``.
     """
 
-    __slots__ = ()
+    name: str
+
+    def __new__(cls, data: bytes, name: str) -> NamedEvent:
+        event = super().__new__(cls, data)
+        event.name = name
+        return event
+
+    def __repr__(self) -> str:
+        return f"NamedEvent({bytes(self)!r}, {self.name!r})"
+
+
+def event_name(event: bytes) -> str | None:
+    """The name of an event the framer returned (``None``: the default type, ``message``)."""
+    return event.name if type(event) is NamedEvent else None
+
+
+class LineOversize(Oversize):
+    """An SSE line (or one event's data) over the bound, with the events completed before it.
+
+    The wire may have ended the body before the overlong line; the assembler lets it read
+    :attr:`events` first, so the outcome does not depend on where the body was sliced.
+    """
+
+    def __init__(self, detail: str, events: list[bytes]) -> None:
+        super().__init__(detail)
+        self.events = events
 
 
 class Framer:
-    """Turns body slices into SSE event payloads (the joined ``data:`` lines of each event)."""
+    """Turns body slices into SSE events (the joined ``data:`` lines of each, and its name)."""
 
     __slots__ = ("_data", "_data_len", "_event", "_head", "_max_line", "_skip_lf", "_tail",
-                 "_tail_len", "done")
+                 "_tail_len", "closed")
 
     def __init__(self, max_line_bytes: int) -> None:
         self._max_line = max_line_bytes
@@ -45,13 +82,16 @@ class Framer:
         #: Bytes seen before the BOM check could decide (``None`` once decided).
         self._head: bytes | None = b""
         #: The ``event:`` name of the event being read, when it has one.
-        self._event: bytes | None = None
-        #: The body ended explicitly (``data: [DONE]``, or :meth:`close`); the rest is ignored.
-        self.done = False
+        self._event: str | None = None
+        #: The wire ended the body (:meth:`close`): the rest is ignored.
+        self.closed = False
 
     def feed(self, data: bytes) -> list[bytes]:
-        """Return the payloads of the events that this slice completes, in order."""
-        if self.done or not data:
+        """Return the events that this slice completes, in order.
+
+        An overlong line raises :class:`LineOversize`, carrying the events before it.
+        """
+        if self.closed or not data:
             return []
         if self._head is not None:
             data = self._head + data
@@ -74,7 +114,7 @@ class Framer:
                 self._skip_lf = True
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if b"\n" not in data:
-            self._extend_tail(data)
+            self._extend_tail(data, [])
             return []
         lines = data.split(b"\n")
         last = lines.pop()
@@ -84,16 +124,17 @@ class Framer:
             self._tail = []
             self._tail_len = 0
             if len(lines[0]) > self._max_line:
-                raise Oversize(f"an SSE line is longer than {self._max_line} bytes")
+                raise LineOversize(f"an SSE line is longer than {self._max_line} bytes", [])
+        events = self._lines(lines)
         if last:
-            self._extend_tail(last)
-        return self._lines(lines)
+            self._extend_tail(last, events)
+        return events
 
-    def _extend_tail(self, piece: bytes) -> None:
+    def _extend_tail(self, piece: bytes, events: list[bytes]) -> None:
         self._tail.append(piece)
         self._tail_len += len(piece)
         if self._tail_len > self._max_line:
-            raise Oversize(f"an SSE line is longer than {self._max_line} bytes")
+            raise LineOversize(f"an SSE line is longer than {self._max_line} bytes", events)
 
     def _lines(self, lines: list[bytes]) -> list[bytes]:
         events: list[bytes] = []
@@ -107,13 +148,7 @@ class Framer:
                     payload = data[0] if len(data) == 1 else b"\n".join(data)
                     data.clear()
                     data_len = 0
-                    if payload == DONE:
-                        self.close()
-                        event = None
-                        break
-                    if event is not None and event == b"error":
-                        payload = ErrorEvent(payload)
-                    events.append(payload)
+                    events.append(payload if event is None else NamedEvent(payload, event))
                 event = None
                 continue
             if line[:6] == b"data: ":  # the common case first: one slice, not two
@@ -122,24 +157,23 @@ class Framer:
                 value = line[5:]
             else:
                 if len(line) > limit:
-                    raise Oversize(f"an SSE line is longer than {limit} bytes")
+                    raise LineOversize(f"an SSE line is longer than {limit} bytes", events)
                 if line[:6] == b"event:":
-                    # Only the name "error" matters (a provider error frame); the chunks
-                    # themselves are told apart by their JSON, never by the event name.
-                    event = line[6:].strip()
+                    name = line[6:].strip()
+                    event = None if name in _DEFAULT_TYPES else name.decode("utf-8", "replace")
                 # Comments (":"), "id:", "retry:", unknown fields: nothing we use.
                 continue
             data_len += len(value) + 1
             if data_len > limit:
-                raise Oversize(f"an SSE event's data is longer than {limit} bytes")
+                raise LineOversize(f"an SSE event's data is longer than {limit} bytes", events)
             data.append(value)
         self._data_len = data_len
         self._event = event
         return events
 
     def close(self) -> None:
-        """End the body here (an explicit end the wire sent): later input is ignored."""
-        self.done = True
+        """End the body here (the wire saw its end): later input is ignored."""
+        self.closed = True
         self._tail = []
         self._tail_len = 0
         self._data = []
@@ -150,51 +184,24 @@ class Framer:
         """Whether bytes of an unfinished event are held (the body ended mid-event)."""
         return bool(self._tail or self._data)
 
-    def finish(self) -> bool:
-        """The body ended: whether it ended with ``data: [DONE]``.
+    def finish(self) -> bytes | None:
+        """The body ended: the data of a last event left unterminated, or ``None`` if none is.
 
-        Many servers close the stream right after ``data: [DONE]\\n`` without the blank line;
-        that is still an explicit end. Any other unfinished event is a body cut short, which is
-        not parsed (half a JSON object is a dropped connection, not a malformed chunk).
+        Its last line counts even without a line end (many servers close the stream right after
+        ``data: [DONE]\\n``, without the blank line). The framer does not dispatch it: whether
+        it is the wire's explicit end, or a body cut short, is the wire's decision. Asking
+        again gives the same answer.
         """
-        if self.done:
-            return True
-        lines = [b"".join(self._tail)] if self._tail else []
-        self._tail = []
-        self._tail_len = 0
-        data = self._data
-        for line in lines:
+        if self.closed:
+            return None
+        if self._tail:
+            line = b"".join(self._tail)
+            self._tail = []
+            self._tail_len = 0
             if line[:5] == b"data:":
-                data.append(line[6:] if line[5:6] == b" " else line[5:])
-        self.done = data == [DONE]
-        return self.done
-
-    # -- state -------------------------------------------------------------------------------
-
-    def snapshot(self) -> list[object]:
-        """Compact, JSON-able state; bytes are carried as latin-1 text so they restore exactly."""
-        return [
-            b"".join(self._tail).decode("latin-1"),
-            [d.decode("latin-1") for d in self._data],
-            self._skip_lf,
-            None if self._head is None else self._head.decode("latin-1"),
-            self.done,
-            None if self._event is None else self._event.decode("latin-1"),
-        ]
-
-    @classmethod
-    def restore(cls, state: list[object], max_line_bytes: int) -> Framer:
-        tail, data, skip_lf, head, done, *rest = state
-        event = rest[0] if rest else None  # state written before event names were kept
-        assert isinstance(tail, str) and isinstance(data, list)
-        framer = cls(max_line_bytes)
-        if tail:
-            framer._tail = [tail.encode("latin-1")]
-            framer._tail_len = len(framer._tail[0])
-        framer._data = [str(d).encode("latin-1") for d in data]
-        framer._data_len = sum(len(d) + 1 for d in framer._data)
-        framer._skip_lf = bool(skip_lf)
-        framer._head = None if head is None else str(head).encode("latin-1")
-        framer.done = bool(done)
-        framer._event = None if event is None else str(event).encode("latin-1")
-        return framer
+                self._data.append(line[6:] if line[5:6] == b" " else line[5:])
+        data = self._data
+        if not data:
+            return None
+        payload = data[0] if len(data) == 1 else b"\n".join(data)
+        return payload if self._event is None else NamedEvent(payload, self._event)

@@ -1,0 +1,68 @@
+"""The wires Toolwire reads, by name: one module per provider API, one registry naming them.
+
+A wire is chosen by name (``Options.wire``), as httpx picks a content decoder from
+``SUPPORTED_DECODERS`` by the ``Content-Encoding`` it names: the registry maps each name to the
+wire's class, and each response gets a new instance (a wire may keep per-response state). A
+name that is not registered is refused with :class:`UnknownWire`, whose message lists the valid
+names, rather than falling back to a default that would read the body under the wrong rules.
+
+``auto`` lets the body say which wire it is. With one wire registered there is nothing to
+detect and ``auto`` is that wire. Detection from the first event slots in behind
+:func:`resolve_wire` without touching the assembler: a wire whose :meth:`Wire.apply` looks at
+the first event, puts the wire it recognizes into ``asm.wire`` and hands the events over (the
+assembler reads ``asm.wire`` on every slice, and the decision reads the policy from it).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire
+from toolwire.core.wires.chat_completions import ChatCompletions
+
+__all__ = ["AUTO", "DEFAULT_WIRE", "SUPPORTED_WIRES", "FinishPolicy", "ProviderError",
+           "UnknownWire", "Wire", "check_wire_name", "resolve_wire", "wire_named"]
+
+#: Every wire by its name.
+SUPPORTED_WIRES: Final[dict[str, type[Wire]]] = {
+    ChatCompletions.name: ChatCompletions,
+}
+DEFAULT_WIRE: Final = ChatCompletions.name
+#: The name that lets the body say which wire it is (see :func:`resolve_wire`).
+AUTO: Final = "auto"
+
+
+class UnknownWire(ValueError):
+    """A wire name that is not registered; the message lists the valid ones."""
+
+    def __init__(self, name: object, valid: list[str]) -> None:
+        super().__init__(f"unknown wire {name!r}: expected one of "
+                         f"{', '.join(repr(v) for v in valid)}")
+        self.name = name
+        self.valid = valid
+
+
+def wire_named(name: str) -> Wire:
+    """A new instance of the wire registered as ``name``."""
+    wire = SUPPORTED_WIRES.get(name) if type(name) is str else None
+    if wire is None:
+        raise UnknownWire(name, list(SUPPORTED_WIRES))
+    return wire()
+
+
+def check_wire_name(name: str) -> None:
+    """Refuse a name :func:`resolve_wire` would refuse, without building a wire."""
+    if name != AUTO and (type(name) is not str or name not in SUPPORTED_WIRES):
+        raise UnknownWire(name, [*SUPPORTED_WIRES, AUTO])
+
+
+def resolve_wire(name: str) -> Wire:
+    """The wire for ``name``: a registered name, or ``auto`` (the only wire, while one is)."""
+    wire = SUPPORTED_WIRES.get(name) if type(name) is str else None
+    if wire is not None:  # once per response: the common case first
+        return wire()
+    check_wire_name(name)
+    if len(SUPPORTED_WIRES) != 1:  # pragma: no cover - for the day a second wire comes
+        raise NotImplementedError("auto needs wire detection once several wires exist")
+    (only,) = SUPPORTED_WIRES.values()
+    return only()

@@ -1,0 +1,157 @@
+"""The wire registry, and the decision under each wire's own finish policy.
+
+A wire is chosen by name and an unknown name is refused with the valid ones; ``auto`` is the
+only wire while there is one. The decision applies the policy of the assembler's wire: another
+policy (a tiny wire defined here) gives another decision on the same stream, and a toy wire
+built only on the assembler's wire-neutral methods gets the same identity rule and bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.core.sse import body, call, chunk
+from toolwire.core import Assembler, Limits, Options, assemble, decide, new_assembler
+from toolwire.core.identity import ABSENT
+from toolwire.core.wires import (
+    AUTO,
+    DEFAULT_WIRE,
+    SUPPORTED_WIRES,
+    FinishPolicy,
+    UnknownWire,
+    Wire,
+    resolve_wire,
+    wire_named,
+)
+from toolwire.core.wires.chat_completions import ChatCompletions
+
+
+def test_the_registry_names_the_chat_completions_wire() -> None:
+    assert list(SUPPORTED_WIRES) == ["openai-chat"]
+    assert DEFAULT_WIRE == "openai-chat"
+    assert SUPPORTED_WIRES["openai-chat"] is ChatCompletions
+    assert isinstance(wire_named("openai-chat"), ChatCompletions)
+    assert wire_named("openai-chat") is not wire_named("openai-chat")  # one per response
+
+
+@pytest.mark.parametrize("name", ["openai-responses", "", "OPENAI-CHAT", 7])
+def test_an_unknown_wire_name_is_refused_with_the_valid_ones(name: object) -> None:
+    with pytest.raises(UnknownWire, match=r"expected one of 'openai-chat'") as raised:
+        wire_named(name)  # type: ignore[arg-type]
+    assert isinstance(raised.value, ValueError)
+    assert raised.value.valid == ["openai-chat"]
+    refusals: list[Callable[[Any], object]] = [
+        resolve_wire, lambda n: Options(wire=n), lambda n: Assembler(wire=n)]
+    for refuse in refusals:
+        with pytest.raises(UnknownWire, match=r"'openai-chat', 'auto'"):
+            refuse(name)
+
+
+def test_auto_is_the_only_wire() -> None:
+    assert AUTO == "auto"
+    assert isinstance(resolve_wire("auto"), ChatCompletions)
+    assert isinstance(new_assembler(Options(wire="auto")).wire, ChatCompletions)
+    stream = body(chunk(call(0, "call_1", "f", "{}"), finish="tool_calls"))
+    assert assemble(stream, Options(wire="auto")) == assemble(stream)
+
+
+def test_the_default_assembler_reads_chat_completions() -> None:
+    assert isinstance(Assembler().wire, ChatCompletions)
+    assert isinstance(new_assembler().wire, ChatCompletions)
+
+
+class LengthRuns(ChatCompletions):
+    """Chat Completions under another policy: ``length`` may run, ``stop`` is a truncation,
+    and another finish's code is lower-case."""
+
+    __slots__ = ()
+
+    name = "test-length-runs"
+    policy = replace(ChatCompletions.policy, executable=frozenset({"length", "tool_calls"}),
+                     truncation=frozenset({"stop"}), error_code=str.lower,
+                     missing_end="no end marker")
+
+
+def _decided(stream: bytes, wire: Wire) -> dict[str, object]:
+    asm = Assembler(wire=wire)
+    asm.feed(stream)
+    return dict(decide(asm))
+
+
+def test_decide_applies_the_policy_of_the_assemblers_wire() -> None:
+    cut = body(chunk(call(0, "call_1", "f", '{"a":1}')), chunk(finish="length"))
+    chat, other = _decided(cut, ChatCompletions()), _decided(cut, LengthRuns())
+    assert (chat["truncated"], len(chat["tool_calls"]), chat["error_code"]) == (  # type: ignore
+        True, 0, None)
+    assert (other["truncated"], len(other["tool_calls"]), other["error_code"]) == (  # type: ignore
+        False, 1, None)
+
+    stopped = body(chunk(call(0, "call_1", "f", "{}")), chunk(finish="stop"))
+    assert _decided(stopped, ChatCompletions())["truncated"] is False
+    assert _decided(stopped, LengthRuns())["truncated"] is True
+
+    filtered = body(chunk(call(0, "call_1", "f", "{}")), chunk(finish="content_filter"))
+    assert _decided(filtered, ChatCompletions())["error_code"] == "CONTENT_FILTER"
+    assert _decided(filtered, LengthRuns())["error_code"] == "content_filter"
+
+    unended = body(chunk(content="hi"), done=False)
+    assert _decided(unended, LengthRuns())["detail"] == "no end marker"
+    assert _decided(unended, ChatCompletions())["detail"] == (
+        "the body ended without data: [DONE] (connection dropped or cut)")
+
+
+class Lines(Wire):
+    """A toy wire: each event is ``[id, name, arguments, finish]`` for call 0 of choice 0,
+    and ``end`` ends the body. Everything else is the assembler's."""
+
+    __slots__ = ()
+
+    name = "test-lines"
+    policy = FinishPolicy(executable=frozenset({"done"}), truncation=frozenset({"cut"}),
+                          answered=frozenset({"done"}), missing_end="no end line")
+
+    def apply(self, asm: Assembler, events: list[bytes]) -> None:
+        for event in events:
+            if event == b"end":
+                asm.end_body()
+                return
+            offered_id, name, arguments, finish = orjson.loads(event)
+            asm.chunks += 1
+            choice = asm.choices.get(0) or asm.new_choice(0)
+            asm.apply_call(event, 0, choice, 0, offered_id, ABSENT if name is None else name,
+                           arguments)
+            if finish:
+                choice.finish_reason = finish
+
+    def ends(self, last: bytes | None) -> bool:
+        return last == b"end"
+
+
+def _lines(*events: object, end: bool = True) -> bytes:
+    out = b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
+    return out + (b"data: end\n" if end else b"")
+
+
+def test_a_toy_wire_gets_the_identity_rule_repairs_and_policy_from_the_core() -> None:
+    record = _decided(_lines(["call_1", "f", '{"a":', None], ["", "", "1}", None],
+                             [None, None, "", "done"]), Lines())
+    assert record["outcome"] == "assembled"
+    assert [(c["id"], c["name"], c["arguments"]) for c in record["tool_calls"]] == [  # type: ignore
+        ("call_1", "f", '{"a":1}')]
+    assert record["repairs"]["empty_identity_ignored"] == 2  # type: ignore[index]
+    assert record["repairs"]["null_identity_ignored"] == 1  # type: ignore[index]
+    cut = _decided(_lines(["call_1", "f", '{"a":', "cut"]), Lines())
+    assert (cut["truncated"], cut["tool_calls"]) == (True, [])
+    assert _decided(_lines(["call_1", "f", "{}", "done"], end=False), Lines())["detail"] == (
+        "no end line")
+
+
+def test_a_toy_wire_is_bounded_by_the_core() -> None:
+    asm = Assembler(Limits(max_arguments_bytes=4), wire=Lines())
+    asm.feed(_lines(["call_1", "f", "12345", "done"]))
+    assert asm.failure is not None and asm.failure.reason == "oversize"
