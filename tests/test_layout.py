@@ -1,5 +1,6 @@
-"""The package's shape: nothing happens at import, and no module steers another through the
-environment or ``sys.argv``."""
+"""The package's shape: the modules that hold each step of the data's way (frame → wire →
+assemble → decide → route → publish), nothing at import, the environment read by the settings
+alone, and no module steering another through the environment or ``sys.argv``."""
 
 from __future__ import annotations
 
@@ -32,6 +33,77 @@ assert not os.path.exists(os.environ["TOOLWIRE_STATE_DIR"]), "made the state dir
 def test_every_module_is_listed() -> None:
     assert {"toolwire.app", "toolwire.cli", "toolwire.core.assembly",
             "toolwire.stream.state"} <= set(MODULES)
+
+
+#: The module of each step, as the README's "How it works" draws them.
+STEPS = {
+    "frame": "toolwire.core.framing",
+    "wire": "toolwire.core.wires.chat_completions",
+    "assemble": "toolwire.core.assembly",
+    "decide": "toolwire.core.decide",
+    "route": "toolwire.stream.processor",
+    "store": "toolwire.stream.store",
+    "control and sweep": "toolwire.stream.control",
+    "input contract": "toolwire.stream.messages",
+    "publish": "toolwire.stream.encode",
+    "commit": "toolwire.app.commit",
+    "recovery watchdog": "toolwire.app.watchdog",
+    "settings": "toolwire.config.settings",
+}
+
+
+def test_each_step_has_its_module_and_the_readme_names_it() -> None:
+    assert set(STEPS.values()) <= set(MODULES)
+    readme = (SOURCE.parents[1] / "README.md").read_text()
+    for module in STEPS.values():
+        path = "toolwire/" + module.removeprefix("toolwire.").replace(".", "/") + ".py"
+        assert path in readme, f"the README's 'How it works' does not name {path}"
+
+
+def test_no_flat_modules_beside_the_packages() -> None:
+    """Every module but the package's own ``__init__`` lives in a package named for its job
+    (core, stream, app, publish, config, tools, broker, cli)."""
+    flat = sorted(p.name for p in SOURCE.glob("*.py") if p.name != "__init__.py")
+    assert flat == []
+    packages = {p.name for p in SOURCE.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == {"app", "broker", "cli", "config", "core", "publish", "stream", "tools"}
+
+
+def test_the_wire_registry_names_the_chat_completions_wire() -> None:
+    from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES, UnknownWire, wire_named
+
+    assert "openai-chat" in SUPPORTED_WIRES and DEFAULT_WIRE == "openai-chat"
+    with pytest.raises(UnknownWire, match="openai-chat"):
+        wire_named("no-such-wire")
+
+
+def test_the_commit_sequence_lives_in_one_module() -> None:
+    """Flush → drain → resend → count → retire is ``Checkpoint.commit``: the faust patches
+    keep none of it, and only the commit module drains the producer or resends writes."""
+    from toolwire.app import fixes
+
+    for name in ("drain_producer", "RecoveryWatchdog", "RESEND_ATTEMPTS"):
+        assert not hasattr(fixes, name), name
+    steps = {"drain_producer", "resend_failed", "drained", "retire"}
+    callers: set[str] = set()
+    for path in SOURCE.rglob("*.py"):
+        for function in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                name = (func.attr if isinstance(func, ast.Attribute)
+                        else func.id if isinstance(func, ast.Name) else None)
+                # A facade method handing its step to the module that does it is no caller.
+                if name in steps and name != function.name:
+                    callers.add(f"{path.relative_to(SOURCE)}:{function.name}")
+    # The service only hands the commit its drain and its resend (the Faust producer and
+    # tables it owns); the commit module runs them.
+    assert {c.split(":")[0] for c in callers} <= {"app/commit.py", "app/service.py"}, callers
+    assert {c for c in callers if c.startswith("app/service.py")} <= {
+        "app/service.py:__init__", "app/service.py:_resend_failed"}, callers
 
 
 @pytest.mark.parametrize("module", MODULES)

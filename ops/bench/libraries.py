@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import itertools
 import json
 import logging
@@ -91,7 +90,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from time import perf_counter_ns, process_time_ns
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import orjson
 
@@ -99,6 +98,7 @@ from toolwire.core import Assembler, Decision, Options, assemble
 from toolwire.core.framing import Framer
 from toolwire.core.records import CallRecord
 from toolwire.core.wires.chat_completions import DONE
+from toolwire.tools.captures import load as load_captures
 
 SIZES = (150, 600, 2400, 9600)
 SHORT_SIZES = (150, 600)
@@ -112,14 +112,6 @@ LIBRARIES = ("openai", "litellm", "langchain")
 
 #: One tool call as compared across contenders: (choice, id, name, arguments).
 CallKey = tuple[object, object, object, str]
-
-
-class CaptureLike(Protocol):
-    """What this script reads of ``tests.core.captures.Capture``."""
-
-    name: str
-    body: bytes
-    options: Options
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,16 +139,9 @@ class Contender:
 
 
 def load_corpus() -> list[Response]:
-    """The captures of ``tests/core/captures.py``, framed once by Toolwire's own framer.
-
-    Imported by name (the repository root on ``sys.path``) rather than copied, so the benchmark
-    always runs on the corpus the tests run on.
-    """
-    root = Path(__file__).resolve().parents[2]
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    module = importlib.import_module("tests.core.captures")
-    captures = cast(list[CaptureLike], module.CAPTURES)
+    """The captures of ``tests/core/corpus`` (the files the tests run on, read with
+    :mod:`toolwire.tools.captures` as the tests read them), framed once by Toolwire's framer."""
+    captures = load_captures(Path(__file__).resolve().parents[2] / "tests" / "core" / "corpus")
     responses = []
     for capture in captures:
         framer = Framer(capture.options.limits.max_line_bytes)
