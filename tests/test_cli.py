@@ -7,8 +7,12 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tests.core.sse import body, call, chunk
+from tests.stream.test_wire_header import CUT, LengthMayRun
+from toolwire import cli
+from toolwire.core.wires import SUPPORTED_WIRES
 
 GOOD = body(chunk(call(0, "call_1", "get_weather", '{"city":"Paris"}')),
             chunk(call(0, "", "", None), finish="tool_calls"))
@@ -84,3 +88,46 @@ def test_every_command_has_help_and_shares_the_exit_codes() -> None:
     assert toolwire("broker", "nonsense").returncode == 2
     bad = toolwire("consume", "assembled", "--max", "0")
     assert bad.returncode == 2 and b"positive" in bad.stderr
+
+
+def test_assemble_wire_names_the_wire_and_auto_is_the_only_one(tmp_path: Path) -> None:
+    capture = tmp_path / "good.sse"
+    capture.write_bytes(GOOD)
+    default = toolwire("assemble", str(capture), "--compact")
+    for wire in ("openai-chat", "auto"):
+        named = toolwire("assemble", str(capture), "--compact", "--wire", wire)
+        assert named.returncode == 0, named.stderr
+        assert named.stdout == default.stdout, wire
+
+
+def test_assemble_wire_refuses_an_unknown_name_listing_the_valid_ones() -> None:
+    for wire in ("openai-responses", "", "OPENAI-CHAT"):
+        done = toolwire("assemble", "-", "--wire", wire, stdin=GOOD)
+        assert done.returncode == 2, wire
+        assert done.stdout == b""
+        assert (f"argument --wire: unknown wire {wire!r}: expected one of 'openai-chat', "
+                "'auto'").encode() in done.stderr
+
+
+def test_assemble_help_lists_the_wires() -> None:
+    done = toolwire("assemble", "--help")
+    assert b"--wire NAME" in done.stdout
+    assert b"openai-chat, auto (default auto" in b" ".join(done.stdout.split())
+
+
+def test_assemble_wire_reads_the_body_as_that_wire(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """In process, with a second wire registered for the test (where ``length`` may run): the
+    same body decides otherwise, and the valid names come from the registry of the moment."""
+    monkeypatch.setitem(SUPPORTED_WIRES, "test-wire", LengthMayRun)
+    capture = tmp_path / "cut.sse"
+    capture.write_bytes(CUT)
+    assert cli.main(["assemble", str(capture), "--compact", "--wire", "openai-chat"]) == 0
+    chat = orjson.loads(capsys.readouterr().out)
+    assert (chat["truncated"], chat["tool_calls"]) == (True, [])
+    assert cli.main(["assemble", str(capture), "--compact", "--wire", "test-wire"]) == 0
+    other = orjson.loads(capsys.readouterr().out)
+    assert (other["truncated"], len(other["tool_calls"])) == (False, 1)
+    assert cli.main(["assemble", str(capture), "--wire", "nope"]) == 2
+    assert "expected one of 'openai-chat', 'test-wire', 'auto'" in capsys.readouterr().err

@@ -31,6 +31,8 @@ from tests.core.sse import body, call, chunk
 from toolwire import cli
 from toolwire.config.settings import Settings
 from toolwire.core import Assembler, Limits, Provenance, assemble
+from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
+from toolwire.core.wires.chat_completions import ChatCompletions
 from toolwire.stream import messages
 from toolwire.stream.encode import Origin
 from toolwire.stream.messages import (
@@ -196,9 +198,40 @@ def test_chunk_headers_are_the_ones_the_processor_reads(contracts: dict[Sink, Co
     chunks = contracts[Sink.CHUNKS]
     assert set(chunks.header_names()) == constants - produced_by_toolwire
     assert chunks.header_names() == [H_REQUEST_ID, H_CHUNK_SEQ, H_PROVIDER, H_MODEL,
-                                     H_DECLARED_TOOLS, H_END, H_CONTROL, messages.H_REPLAY_OF]
+                                     H_DECLARED_TOOLS, messages.H_WIRE, H_END, H_CONTROL,
+                                     messages.H_REPLAY_OF]
     optional = {h.name for h in chunks.headers if not h.required}
-    assert optional == {H_DECLARED_TOOLS, H_END, H_CONTROL, messages.H_REPLAY_OF}
+    assert optional == {H_DECLARED_TOOLS, messages.H_WIRE, H_END, H_CONTROL,
+                        messages.H_REPLAY_OF}
+
+
+def test_the_wire_header_is_documented_as_the_processor_reads_it(
+        contracts: dict[Sink, Contract]) -> None:
+    """Optional, absent meaning the default wire, every wire of the registry named, and what
+    an unknown value (``auto`` included) becomes."""
+    (wire,) = [h for h in contracts[Sink.CHUNKS].headers if h.name == messages.H_WIRE]
+    assert messages.H_WIRE == "wire" and not wire.required
+    assert f"a body without it is read as {DEFAULT_WIRE}" in wire.description
+    assert all(name in wire.description for name in SUPPORTED_WIRES)
+    assert "auto included" in wire.description and "malformed_message" in wire.description
+    assert messages.read_envelope(_message("r", 0, b"")).wire == DEFAULT_WIRE
+
+
+def test_dead_letters_name_their_wire(
+        monkeypatch: pytest.MonkeyPatch, contracts: dict[Sink, Contract],
+        validators: dict[Sink, Draft202012Validator]) -> None:
+    monkeypatch.setitem(SUPPORTED_WIRES, "test-wire", ChatCompletions)
+    processor, _ = _processor()
+    other = _message("other", 0, BROKEN, key="s-other", end="eof")
+    other.headers[messages.H_WIRE] = b"test-wire"
+    letter = _check_output(processor.handle(other)[0], contracts, validators)
+    assert letter["wire"] == "test-wire"
+    assert not _errors(validators[Sink.DEADLETTER], {**letter, "wire": DEFAULT_WIRE})
+    assert _errors(validators[Sink.DEADLETTER], {**letter, "wire": 3})
+    assert _errors(validators[Sink.DEADLETTER], {**letter, "wire": ""})
+    chat = _check_output(processor.handle(_message("chat", 0, BROKEN, key="s-chat",
+                                                   end="eof"))[0], contracts, validators)
+    assert chat["wire"] == DEFAULT_WIRE
 
 
 def test_output_headers(contracts: dict[Sink, Contract]) -> None:
@@ -336,6 +369,9 @@ def _processor_only_dead_letters() -> Iterator[tuple[str, Output]]:
     yield "malformed_message (bad seq)", processor.handle(bad_seq)[0]
     yield "malformed_message (unknown end marker)", processor.handle(
         _message("bad-end", 0, GOOD, key="s-bad-end", end="finished"))[0]
+    bad_wire = _message("bad-wire", 0, GOOD, key="s-bad-wire", offset=9, end="eof")
+    bad_wire.headers[messages.H_WIRE] = b"openai-responses"
+    yield "malformed_message (unknown wire)", processor.handle(bad_wire)[0]
 
     processor.handle(_message("broken", 0, BROKEN, key="s-q", end="eof"))
     yield "session_quarantined", processor.handle(
@@ -405,6 +441,14 @@ def test_processor_only_dead_letters_match_the_contract(
     assert held["held_record"]["outcome"] == "assembled"
     assert seen["malformed_message (no key, no headers)"]["request_id"] is None
     assert seen["malformed_message (no key, no headers)"]["raw_chunks"][0]["seq"] == -1
+    bad_wire = seen["malformed_message (unknown wire)"]
+    assert bad_wire["wire"] == "openai-responses"
+    assert bad_wire["detail"].startswith("header wire: unknown wire 'openai-responses'")
+    # Every dead letter of a response names the wire it was read as; a single message that
+    # names none (no headers, a bad sequence number, the agent's last resort) names none.
+    assert sorted(label for label, letter in seen.items() if "wire" not in letter) == [
+        "internal_error (last resort)", "malformed_message (bad seq)",
+        "malformed_message (no key, no headers)"]
     restarted = seen["stream_abandoned after a restart (last offset unknown)"]
     assert restarted["provenance"]["last_offset"] is None
     fault = seen["internal_error (applying a chunk)"]

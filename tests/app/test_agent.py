@@ -163,3 +163,32 @@ def test_a_publish_fault_stops_the_worker_with_its_status_not_a_restarted_agent(
     live, why = worker.health.liveness()
     assert not live and "OutOfOrderSequenceNumber" in why
     assert worker.processor.pending == {}  # unsettled: decided again after the restart
+
+
+def test_the_sweep_commits_only_when_no_commit_ran_since_the_last_sweep(
+        tmp_path: Path) -> None:
+    """An idle worker's sweep runs the commit's steps (nothing else would carry out its
+    deletions); a busy worker's commits did all of it, so its sweep adds no flush and no
+    drain (a drain waits for every record in flight, large dead letters included)."""
+    glue = create_app(Settings(state_dir=tmp_path, app_id="sweep-test",
+                               bootstrap="127.0.0.1:9"))
+    app: Any = glue.app
+    commits: list[bool] = []
+
+    async def held_commit(*, offsets: bool = True) -> bool:
+        commits.append(offsets)
+        glue.checkpoint.counted += 1
+        return True
+
+    async def scenario() -> None:
+        with patch.object(type(app), "rebalancing", False), \
+                patch.object(type(app), "in_recovery", False), \
+                patch.object(app.assignor, "assigned_actives", lambda: set()), \
+                patch.object(glue.checkpoint, "commit", held_commit):
+            await glue._sweep()  # idle from the start: commits
+            await glue._sweep()  # still idle: commits again
+            glue.checkpoint.counted += 1  # a commit of the worker's own
+            await glue._sweep()  # busy: nothing
+            await glue._sweep()  # idle again: commits
+    run(scenario)
+    assert commits == [False, False, False]

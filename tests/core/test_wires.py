@@ -72,9 +72,10 @@ class LengthRuns(ChatCompletions):
     __slots__ = ()
 
     name = "test-length-runs"
-    policy = replace(ChatCompletions.policy, executable=frozenset({"length", "tool_calls"}),
-                     truncation=frozenset({"stop"}), error_code=str.lower,
-                     missing_end="no end marker")
+    policy = replace(ChatCompletions.policy,
+                     finishes={"length": "tool_calls", "tool_calls": "tool_calls",
+                               "stop": "length"},
+                     error_code=str.lower, missing_end="no end marker")
 
 
 def _decided(stream: bytes, wire: Wire) -> dict[str, object]:
@@ -112,8 +113,8 @@ class Lines(Wire):
     __slots__ = ()
 
     name = "test-lines"
-    policy = FinishPolicy(executable=frozenset({"done"}), truncation=frozenset({"cut"}),
-                          answered=frozenset({"done"}), missing_end="no end line")
+    policy = FinishPolicy(finishes={"done": "stop", "cut": "length"},
+                          missing_end="no end line")
 
     def apply(self, asm: Assembler, events: list[bytes]) -> None:
         for event in events:
@@ -155,3 +156,53 @@ def test_a_toy_wire_is_bounded_by_the_core() -> None:
     asm = Assembler(Limits(max_arguments_bytes=4), wire=Lines())
     asm.feed(_lines(["call_1", "f", "12345", "done"]))
     assert asm.failure is not None and asm.failure.reason == "oversize"
+
+
+def test_the_record_names_its_wire_and_its_unified_finish() -> None:
+    """Every record says which wire it was read as and its finish unified over the wires,
+    beside the verbatim finish_reason."""
+    from toolwire.core import assemble
+
+    stop = assemble(body(chunk(content="hi", finish="stop")))
+    assert (stop["wire"], stop["finish_reason"], stop.get("finish")) == (
+        "openai-chat", "stop", "stop")
+    calls = assemble(body(chunk(call(0, "c1", "f", "{}"), finish="tool_calls")))
+    assert calls.get("finish") == "tool_calls" and calls.get("server_tool_calls") == []
+    no_reason = assemble(body(chunk(call(0, "c1", "f", "{}"))))
+    assert no_reason["finish_reason"] is None and no_reason.get("finish") == "tool_calls"
+    cut = assemble(body(chunk(call(0, "c1", "f", '{"a":'), finish="length")))
+    assert cut.get("finish") == "length" and cut.get("truncated") is True
+    odd = assemble(body(chunk(content="x", finish="insufficient_system_resource")))
+    assert odd.get("finish") == "other"
+    assert odd.get("error_code") == "INSUFFICIENT_SYSTEM_RESOURCE"
+    letter = assemble(body(chunk(call(0, "", "", "{}"), finish="tool_calls")))
+    assert letter["outcome"] == "dead_letter" and letter["wire"] == "openai-chat"
+
+
+def test_a_policy_maps_each_reason_to_one_finish() -> None:
+    policy = FinishPolicy(finishes={"completed": None, "max_output_tokens": "length"},
+                          missing_end="-")
+    assert policy.finish("completed", has_calls=True) == "tool_calls"
+    assert policy.finish("completed", has_calls=False) == "stop"
+    assert policy.finish("max_output_tokens", has_calls=True) == "length"
+    assert policy.finish("something_new", has_calls=False) == "other"
+    assert policy.finish(None, has_calls=False) == "stop"
+
+
+@pytest.mark.parametrize(("first", "wire"), [
+    (b'{"id":"x","object":"chat.completion.chunk","choices":[]}', "openai-chat"),
+    (b'{"choices":[{"delta":{}}]}', "openai-chat"),
+    (b'{"type":"message_start","message":{}}', "anthropic-messages"),
+    (b'{"type":"ping"}', "anthropic-messages"),
+    (b'{"type":"response.created","response":{}}', "openai-responses"),
+    (b'{"candidates":[{"content":{"parts":[]}}]}', "gemini"),
+    (b'{"promptFeedback":{"blockReason":"SAFETY"}}', "gemini"),
+    (b'{"usageMetadata":{}}', "gemini"),
+    (b'[DONE]', None),
+    (b'{"type":"content_block_delta"}', None),
+    (b'not json', None),
+])
+def test_auto_tells_the_wire_by_the_first_event(first: bytes, wire: str | None) -> None:
+    from toolwire.core.wires._auto import detect
+
+    assert detect(first) == wire

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import tracemalloc
 import zlib
+from dataclasses import replace
 
 import orjson
 import pytest
 
 from tests.stream.test_processor import GOOD, World
+from toolwire.core.wires import SUPPORTED_WIRES
+from toolwire.core.wires.chat_completions import ChatCompletions
 from toolwire.stream.state import (
     VERSION,
     DoneMarker,
@@ -145,3 +148,35 @@ def test_what_this_release_writes_is_read_back_after_a_restart() -> None:
     assert len(out) == 1 and world.processor.stats["responses_rebuilt"] == 1
     assert isinstance(decode_response(world.responses["r1"]), DoneMarker)
     assert world.chunks == {}
+
+
+def test_open_responses_are_written_with_their_wire_at_version_3(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert VERSION == 3
+    value = orjson.loads(encode_response(OPEN))
+    assert (value["v"], value["wire"]) == (3, "openai-chat")
+    monkeypatch.setitem(SUPPORTED_WIRES, "test-wire", ChatCompletions)
+    other = replace(OPEN, wire="test-wire")
+    assert orjson.loads(encode_response(other))["wire"] == "test-wire"
+    assert decode_response(encode_response(other)) == other
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_an_open_response_of_an_earlier_version_is_read_as_openai_chat(version: int) -> None:
+    """Written before wires were named: every body was Chat Completions."""
+    value = {"session": "s1", "partition": 3, "provider": "deepseek", "model": None,
+             "tools": ["a", "b"], "first_offset": 17, "opened": 1700000000.5}
+    if version:
+        value.update({"v": version, "k": "open", "stored": 2, "segments": 1})
+    state = decode_response(orjson.dumps(value))
+    assert isinstance(state, OpenResponse) and state.wire == "openai-chat"
+    assert replace(state, stored=None, segments=None) == OPEN
+
+
+@pytest.mark.parametrize("wire", ["anthropic-messages", "auto", "", 7, None])
+def test_an_open_response_of_a_wire_this_release_does_not_read_is_refused(wire: object) -> None:
+    """A newer release may read more wires without a new format: its open responses are
+    refused here, not read as Chat Completions."""
+    raw = orjson.dumps({**orjson.loads(encode_response(OPEN)), "wire": wire})
+    with pytest.raises(StateError, match="this release does not read"):
+        decode_response(raw)

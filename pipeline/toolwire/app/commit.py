@@ -57,6 +57,8 @@ class Checkpoint:
         self.drain = drain
         self.resend = resend
         self.fatal = fatal
+        #: Drains counted (step 4) so far: the sweep tells by it whether a commit ran since.
+        self.counted = 0
 
     async def commit(self, *, offsets: bool = True) -> bool:
         """Make what is held durable, in five steps; whether the drain was counted.
@@ -109,6 +111,7 @@ class Checkpoint:
             return False
         # 4. Count the drain.
         self.held.drained()
+        self.counted += 1
         # 5. Retire.
         self.held.retire()
         return True

@@ -83,6 +83,8 @@ class Toolwire:
         self.checkpoint = Checkpoint(self.processor, lambda: drain_producer(app),
                                      self._resend_failed, fatal=self._commit_failed)
         fixes.before_offsets(app, self.checkpoint.commit)
+        #: ``checkpoint.counted`` at the end of the last sweep (see :meth:`_sweep`).
+        self._counted_at_sweep = 0
         # Writes tables: one message at a time (faust-streaming #606).
         self.agent = app.agent(self.chunks_topic, name=f"{settings.app_id}.assemble",
                                concurrency=1)(self._assemble)
@@ -287,9 +289,13 @@ class Toolwire:
         # for a durable done marker) would wait for its next message: write them now. The
         # deletions wait for producer drains, which come only with commits: the commit's
         # steps run here too, without offsets (a step that fails leaves the rest to the next
-        # commit), so that two sweeps of an idle worker carry out its decided responses'
-        # deletions.
-        await self.checkpoint.commit(offsets=False)
+        # commit), so that a few sweeps of an idle worker carry out its decided responses'
+        # deletions. A worker that committed since the last sweep has done all of this (the
+        # commit flushes every partition's writes): its sweep adds no flush and no drain,
+        # whose cost (the drain waits for every record in flight) fell on the valid traffic.
+        if self.checkpoint.counted == self._counted_at_sweep:
+            await self.checkpoint.commit(offsets=False)
+        self._counted_at_sweep = self.checkpoint.counted
 
     async def _on_revoked(self, sender: Any, revoked: set[Any], **kwargs: Any) -> None:
         partitions = {tp.partition for tp in revoked if tp.topic == self.settings.topic_chunks}

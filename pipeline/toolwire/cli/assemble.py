@@ -16,6 +16,7 @@ from toolwire.cli.common import (
 )
 from toolwire.config.settings import limits_from_env
 from toolwire.core import Options, Provenance, assemble
+from toolwire.core.wires import AUTO, DEFAULT_WIRE, SUPPORTED_WIRES, UnknownWire, check_wire_name
 
 PROG = "toolwire assemble"
 
@@ -51,6 +52,11 @@ def add(sub: Subparsers) -> None:
                         "instead of dead-lettering it as missing_identity; the pipeline does "
                         "this for the providers named in TOOLWIRE_SYNTHESIZE_IDS. A name is "
                         "never made up")
+    p.add_argument("--wire", type=wire_name, default=AUTO, metavar="NAME",
+                   help="the wire the body is written in: one of "
+                        f"{', '.join([*SUPPORTED_WIRES, AUTO])} (default {AUTO}, which while "
+                        "Toolwire reads one wire is that wire); the pipeline reads it from the "
+                        f"chunks' wire header, whose absence means {DEFAULT_WIRE}")
     p.add_argument("--request", dest="request_id", help="request id to put in the record")
     p.add_argument("--session", dest="session_id", help="session id to put in the record")
     p.add_argument("--provider", help="provider name to put in the record")
@@ -61,6 +67,17 @@ def add(sub: Subparsers) -> None:
     layout.add_argument("--compact", action="store_true",
                         help="one line even on a terminal")
     p.set_defaults(handler=run)
+
+
+def wire_name(text: str) -> str:
+    """``--wire``'s value: a registered wire or ``auto``; anything else is a usage error that
+    lists the valid names (argparse's ``choices`` would fix them when the parser is built,
+    and word them differently from every other place a wire is refused)."""
+    try:
+        check_wire_name(text)
+    except UnknownWire as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     record = assemble(
         body,
         Options(declared_tools=None if args.tools is None else frozenset(args.tools),
-                strict=args.strict, synthesize_ids=args.synthesize_ids, limits=limits),
+                strict=args.strict, synthesize_ids=args.synthesize_ids, limits=limits,
+                wire=args.wire),
         Provenance(request_id=args.request_id, session_id=args.session_id,
                    provider=args.provider, model=args.model),
     )

@@ -56,8 +56,9 @@ def add(sub: Subparsers) -> None:
         "show", help="one dead letter: decision, provenance, raw chunks, today's record",
         description="Print one dead letter: the decision and its provenance, the raw chunks "
                     "decoded, and beside them the record 'toolwire assemble' gives for that "
-                    "body with this release, the request's declared tools and these settings "
-                    "(what a replay would publish, under the replay's request id). A dead "
+                    "body with this release, the request's wire and declared tools and these "
+                    "settings (what a replay would publish, under the replay's request id). A "
+                    "dead letter of a wire this release does not read has no such record. A dead "
                     "letter written before declared tools were recorded says so "
                     "(declared_tools_known: false): its record is then not checked against "
                     "them.")
@@ -73,8 +74,9 @@ def add(sub: Subparsers) -> None:
                     "dead letter twice publishes one response. The replay carries the request's "
                     "declared tools as the dead letter recorded them, so it is checked against "
                     "them again (a dead letter too old to record them is replayed unchecked, "
-                    "with a warning). A quarantined session holds the replay too: release it "
-                    "first, or pass --release.")
+                    "with a warning), and its wire header when it was not openai-chat (a dead "
+                    "letter of a wire this release does not read is refused). A quarantined "
+                    "session holds the replay too: release it first, or pass --release.")
     replay.add_argument("refs", nargs="*", metavar="PARTITION:OFFSET",
                         help="dead letters to replay (or select with --reason/--since)")
     replay.add_argument("--rate", type=positive_seconds, default=500.0, metavar="MSG/S",
@@ -153,7 +155,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     from toolwire.config.settings import limits_from_env
-    from toolwire.core import Assembler, Options, Provenance, decide
+    from toolwire.core import Options, Provenance, decide, new_assembler
+    from toolwire.core.records import Decision
     from toolwire.tools.dlq import (
         DeadLetterNotFound,
         NotReplayable,
@@ -192,20 +195,28 @@ def run_show(args: argparse.Namespace) -> int:
             notes.append("the request's declared tools are unknown (this dead letter does "
                          "not record them): record_today is not checked against them, and "
                          "neither would a replay be")
+    try:
+        wire: str | None = letter.wire
+    except NotReplayable as exc:
+        wire = None
+        notes.append(f"{exc}; there is no record_today, and a replay is refused")
     provider = record.get("provider")
     provider = None if provider is None else str(provider)
-    # As the worker would assemble the replay: the same declared tools and the same id
-    # synthesis, in the assembler (its split rule) and the decision, seeded by the request
-    # id, so the replay's id gives the ids the replay would carry.
-    synthesize = settings.synthesizes_ids(provider)
-    options = Options(declared_tools=tools, strict=settings.strict, synthesize_ids=synthesize,
-                      limits=limits_from_env())
-    asm = Assembler(options.limits, synthesize_ids=synthesize)
-    asm.feed(body)
-    today = decide(asm, options, Provenance(
-        request_id=replay_request_id(letter, settings.topic_deadletter),
-        session_id=record.get("session_id"), provider=provider, model=record.get("model"),
-        declared_tools=tools))
+    # As the worker would assemble the replay (its assembler built by new_assembler, as the
+    # worker's is): the same wire, the same declared tools and the same id synthesis, in the
+    # assembler (its split rule) and the decision, seeded by the request id, so the replay's
+    # id gives the ids the replay would carry.
+    today: Decision | None = None
+    if wire is not None:
+        options = Options(declared_tools=tools, strict=settings.strict,
+                          synthesize_ids=settings.synthesizes_ids(provider),
+                          limits=limits_from_env(), wire=wire)
+        asm = new_assembler(options)
+        asm.feed(body)
+        today = decide(asm, options, Provenance(
+            request_id=replay_request_id(letter, settings.topic_deadletter),
+            session_id=record.get("session_id"), provider=provider, model=record.get("model"),
+            declared_tools=tools))
     shown = {k: v for k, v in record.items() if k != "raw_chunks"}
     out = {
         "ref": letter.ref,
@@ -215,7 +226,7 @@ def run_show(args: argparse.Namespace) -> int:
                        for c in record.get("raw_chunks") or ()],
         "declared_tools_known": known,
         "record_today": today,
-        "replay_would_differ": (today.get("outcome"), today.get("reason"))
+        "replay_would_differ": today is None or (today.get("outcome"), today.get("reason"))
                                != (record.get("outcome"), record.get("reason")),
     }
     if notes:

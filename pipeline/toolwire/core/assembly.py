@@ -25,6 +25,7 @@ from toolwire.core.errors import DeadLetter, InternalError, Oversize, malformed
 from toolwire.core.framing import Framer, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
+from toolwire.core.records import ServerCall
 from toolwire.core.wires import DEFAULT_WIRE, ProviderError, Wire, resolve_wire
 
 log = logging.getLogger("toolwire.assembly")
@@ -114,8 +115,8 @@ class Assembler:
     """
 
     __slots__ = ("body_bytes", "calls", "choices", "chunks", "ended", "error", "failure",
-                 "framer", "limits", "model", "repairs", "response_id", "synthesize_ids", "usage",
-                 "wire")
+                 "framer", "limits", "model", "repairs", "response_id", "server_calls",
+                 "synthesize_ids", "usage", "wire")
 
     def __init__(self, limits: Limits | None = None, synthesize_ids: bool = False,
                  wire: str | Wire = DEFAULT_WIRE) -> None:
@@ -129,6 +130,10 @@ class Assembler:
         self.framer = Framer(self.limits.max_line_bytes)
         self.choices: dict[int, Choice] = {}
         self.calls: dict[tuple[int, int], Call] = {}
+        #: Calls the provider ran itself (Anthropic ``server_tool_use``, Responses
+        #: ``web_search_call`` and ``mcp_call``...), in the order they started: informational,
+        #: never executed downstream, never withheld.
+        self.server_calls: list[ServerCall] = []
         self.repairs: list[int] = [0] * len(Repair)
         self.usage: dict[str, object] | None = None
         self.model: str | None = None
@@ -271,6 +276,47 @@ class Assembler:
             call.fragments.append(arguments)
         if extra:
             self._keep_provider_fields(source, call, extra)
+
+    def start_call(self, choice_index: int, choice: Choice) -> Call:
+        """A new call of ``choice`` at the next ordinal (``index`` 0, 1, ... in the order the
+        calls started), for wires whose calls are told apart by something else than a dense
+        index (Anthropic's block index, Responses' ``output_index``, Gemini's parts). The
+        wire then feeds it with :meth:`apply_call` at ``wire_index=call.index``."""
+        index = choice.highest_index + 1
+        return self._new_call(choice_index, choice, index, index)
+
+    def replace_arguments(self, call: Call, arguments: str) -> None:
+        """The wire sent the call's whole arguments at once (Responses' ``.done`` event,
+        Gemini's ``args``): they replace the fragments so far, within the same bound."""
+        size = len(arguments) if arguments.isascii() else _utf8_len(arguments)
+        if size > self.limits.max_arguments_bytes:
+            raise Oversize(f"call {call.index} of choice {call.choice} has more than "
+                           f"{self.limits.max_arguments_bytes} bytes of arguments")
+        call.fragments = [arguments] if arguments else []
+        call.arguments_bytes = size
+        call.completeness = None
+
+    def add_server_call(self, source: object, kind: str, call_id: object, name: object,
+                        arguments: str = "", status: object = None) -> ServerCall:
+        """A call the provider runs itself; the wire may update its ``arguments`` and
+        ``status`` in place as later events arrive (:meth:`set_server_arguments`)."""
+        if len(self.calls) + len(self.server_calls) >= self.limits.max_calls:
+            raise Oversize(f"more than {self.limits.max_calls} tool calls")
+        entry: ServerCall = {
+            "index": len(self.server_calls), "type": kind,
+            "id": call_id if accept_identity(call_id) else None,
+            "name": name if accept_identity(name) else None,
+            "arguments": "", "status": status if type(status) is str else None}
+        self.set_server_arguments(entry, arguments)
+        self.server_calls.append(entry)
+        return entry
+
+    def set_server_arguments(self, entry: ServerCall, arguments: str) -> None:
+        size = len(arguments) if arguments.isascii() else _utf8_len(arguments)
+        if size > self.limits.max_arguments_bytes:
+            raise Oversize(f"server call {entry['index']} has more than "
+                           f"{self.limits.max_arguments_bytes} bytes of arguments")
+        entry["arguments"] = arguments
 
     # -- the neutral rules -------------------------------------------------------------------
 

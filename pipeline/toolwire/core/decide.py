@@ -27,10 +27,13 @@ from toolwire.core.records import (
     DeadLetterCall,
     DeadLetterDecision,
     Decision,
+    Finish,
     Reason,
 )
 from toolwire.core.wires import DEFAULT_WIRE, check_wire_name
 
+#: Unified finishes after which the calls of a choice may be executed.
+EXECUTABLE: Final = frozenset({"stop", "tool_calls"})
 #: The prefix of a synthesized call id: recognizable in any log or session store.
 SYNTHESIZED_PREFIX: Final = "call_tw_"
 #: Synthesized ids of one response: (choice, index) → id.
@@ -127,6 +130,7 @@ def dead_letter(asm: Assembler, provenance: Provenance, reason: Reason,
     declared = provenance.declared_tools
     return {
         "outcome": "dead_letter",
+        "wire": asm.wire.name,
         "request_id": provenance.request_id,
         "session_id": provenance.session_id,
         "provider": provenance.provider,
@@ -175,6 +179,7 @@ def decide(asm: Assembler, options: Options | None = None,
     error_code: str | None = None
     withheld_choices: set[int] = set()
     error = asm.error
+    choices_with_calls = {c.choice for c in asm.calls.values()}
     for index, choice in sorted(asm.choices.items()):
         if error is not None:  # a provider error ends every choice: nothing may run
             withheld_choices.add(index)
@@ -184,21 +189,23 @@ def decide(asm: Assembler, options: Options | None = None,
             if error_code is None:
                 error_code = policy.refusal_code
             continue
-        finish = choice.finish_reason
-        if finish is None or finish in policy.executable:
+        reason = choice.finish_reason
+        finish = policy.finish(reason, has_calls=index in choices_with_calls)
+        if finish in EXECUTABLE:
             continue
         withheld_choices.add(index)
-        if finish in policy.truncation:
+        if finish == "length":
             truncated = True
-        elif error_code is None:
-            error_code = policy.error_code(finish)
+        elif error_code is None and reason is not None:
+            error_code = policy.error_code(reason)
     if truncated and error_code != policy.refusal_code:
         error_code = None
     retryable = False
     if error is not None:
         error_code, retryable = error.code, error.retryable
 
-    synthesized = synthesize(asm, provenance) if options.synthesize_ids else None
+    synthesized = (synthesize(asm, provenance)
+                   if options.synthesize_ids or asm.wire.synthesizes_ids else None)
     executable = [c for c in asm.calls.values() if c.choice not in withheld_choices]
     lacking = [c for c in executable if missing_identity(c, synthesized)]
     if lacking:
@@ -225,17 +232,26 @@ def decide(asm: Assembler, options: Options | None = None,
     refusal = "".join(first.refusal) if first and first.refusal else None
     finish_reason = None if first is None else first.finish_reason
     if (not asm.calls and content is None and reasoning is None and error_code is None
-            and not truncated and (finish_reason is None or finish_reason in policy.answered)):
+            and not truncated and policy.finish(finish_reason, has_calls=False) == "stop"):
         error_code = "EMPTY_RESPONSE"
         retryable = True
+    unified: Finish
+    if error is not None:
+        unified = "error"
+    elif first is not None and first.refusal:
+        unified = "content_filter"
+    else:
+        unified = policy.finish(finish_reason, has_calls=0 in choices_with_calls)
     record: AssembledRecord = {
         "outcome": "assembled",
+        "wire": asm.wire.name,
         "request_id": provenance.request_id,
         "session_id": provenance.session_id,
         "provider": provenance.provider,
         "model": provenance.model or asm.model,
         "response_id": asm.response_id,
         "finish_reason": finish_reason,
+        "finish": unified,
         "finish_reasons": _finish_reasons(asm),
         "usage": asm.usage,
         "repairs": _repairs(asm, synthesized),
@@ -256,5 +272,6 @@ def decide(asm: Assembler, options: Options | None = None,
         "tool_calls": [call_record(c, synthesized) for c in executable],
         "withheld_tool_calls": [call_record(c, synthesized) for c in asm.calls.values()
                                 if c.choice in withheld_choices],
+        "server_tool_calls": list(asm.server_calls),
     }
     return record

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Final, Literal, NotRequired, TypedDict
 
+#: The unified finish of an assembled record (see :class:`toolwire.core.wires.FinishPolicy`).
+Finish = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
+
 #: Every dead-letter reason, in the order of ``topics/llm.toolcalls.deadletter.json``.
 Reason = Literal[
     "malformed_chunk", "oversize", "stream_closed", "missing_identity", "unknown_tool",
@@ -39,6 +42,23 @@ class CallRecord(TypedDict):
     provider_fields: NotRequired[dict[str, object]]
     #: The provider sent no id: Toolwire made a deterministic one (opt-in); absent otherwise.
     id_synthesized: NotRequired[bool]
+
+
+class ServerCall(TypedDict):
+    """A call the provider ran itself (a web search, code execution, an MCP call): reported
+    for the record, never executed downstream, never withheld."""
+
+    #: Its place among the response's server calls (0-based, in the order they started).
+    index: int
+    #: The wire's own kind: ``server_tool_use``, ``web_search_call``, ``mcp_call``,
+    #: ``executableCode``...
+    type: str
+    id: str | None
+    name: str | None
+    #: What the provider sent it with, as text (compact JSON when it sent an object).
+    arguments: str
+    #: The provider's last status for it (``completed``, ``failed``...), when it sends one.
+    status: str | None
 
 
 class DeadLetterCall(CallRecord):
@@ -74,6 +94,11 @@ class AssembledRecord(_Response):
     """``llm.toolcalls.assembled``: one complete response whose tool calls may be executed."""
 
     outcome: Literal["assembled"]
+    #: The wire the body was read as (``openai-chat``, ``anthropic-messages``...).
+    wire: str
+    #: ``finish_reason`` unified over the wires: stop, tool_calls, length, content_filter,
+    #: error or other.
+    finish: Finish
     truncated: bool
     error_code: str | None
     #: The message of a provider error inside the stream (``error_code`` is then its code).
@@ -86,6 +111,8 @@ class AssembledRecord(_Response):
     choices: list[ChoiceRecord]
     tool_calls: list[CallRecord]
     withheld_tool_calls: list[CallRecord]
+    #: Calls the provider ran itself, informational (never in ``tool_calls``).
+    server_tool_calls: list[ServerCall]
 
 
 class DeadLetterDecision(TypedDict):
@@ -96,6 +123,8 @@ class DeadLetterDecision(TypedDict):
     """
 
     outcome: Literal["dead_letter"]
+    #: The wire the body was read as; absent for a single message (``malformed_message``).
+    wire: NotRequired[str]
     reason: Reason
     detail: str
     request_id: str | None

@@ -21,6 +21,7 @@ import orjson
 
 from toolwire.config.settings import Settings
 from toolwire.core.records import AssembledRecord, DeadLetterDecision, DeadLetterRecord
+from toolwire.core.wires import DEFAULT_WIRE
 from toolwire.stream.messages import (
     H_IDEMPOTENCY_KEY,
     H_OUTCOME,
@@ -36,7 +37,7 @@ FRAMING_BYTES: Final = 512
 _STRING_CAPS: Final = (4096, 256, 64)
 #: Fields never cut: what the record is, and whom it belongs to (the input contract bounds
 #: the ids, and a cut id would name another request).
-_KEPT_WHOLE: Final = ("outcome", "reason", "provenance", "request_id", "session_id")
+_KEPT_WHOLE: Final = ("outcome", "reason", "provenance", "request_id", "session_id", "wire")
 #: Per raw chunk: ``{"seq":<n>,"value_b64":""},`` with a seq of up to 11 characters.
 _RAW_ITEM_BYTES: Final = 36
 #: Room kept for the raw-chunk fields themselves.
@@ -45,11 +46,13 @@ _RAW_FIELDS_BYTES: Final = 64
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where a response's input was read: its partition and the offsets it spans."""
+    """Where a response's input was read: its partition and the offsets it spans, and the
+    wire its body is written in (which a replay must name again)."""
 
     partition: int
     first_offset: int
     last_offset: int | None
+    wire: str = DEFAULT_WIRE
 
 
 def dumps(value: Any) -> bytes | None:
@@ -126,7 +129,11 @@ class Encoder:
             "toolwire.errors.time": f"{now:.3f}".encode(),
         })
         key = session.encode() if session else None
-        letter = cast(DeadLetterRecord, {**decision, "provenance": {
+        # The wire travels beside the declared tools, for the replay to send it again; only
+        # when it is not the default, so that the dead letters of Chat Completions bodies stay
+        # byte for byte what they were before wires were named (absent means the default).
+        wire = {} if origin.wire == DEFAULT_WIRE else {"wire": origin.wire}
+        letter = cast(DeadLetterRecord, {**decision, **wire, "provenance": {
             "source_topic": settings.topic_chunks, "partition": origin.partition,
             "first_offset": origin.first_offset, "last_offset": origin.last_offset,
             "worker": settings.worker_name, "time": now}})

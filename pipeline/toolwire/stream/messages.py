@@ -20,11 +20,16 @@ from enum import Enum
 from functools import cached_property
 from typing import Final, NamedTuple
 
+from toolwire.core.wires import AUTO, DEFAULT_WIRE, SUPPORTED_WIRES, UnknownWire
+
 H_REQUEST_ID: Final = "request-id"
 H_CHUNK_SEQ: Final = "chunk-seq"
 H_PROVIDER: Final = "provider"
 H_MODEL: Final = "model"
 H_DECLARED_TOOLS: Final = "declared-tools"
+#: The wire the body is written in (:data:`toolwire.core.wires.SUPPORTED_WIRES`); absent:
+#: :data:`~toolwire.core.wires.DEFAULT_WIRE`, which every body was before the header existed.
+H_WIRE: Final = "wire"
 #: On the last message of a request: ``eof``, ``error`` or ``cancelled``.
 H_END: Final = "end-of-stream"
 #: Operator and sweeper messages travel in the input topic, in order with the chunks they
@@ -81,12 +86,20 @@ class RequestMeta:
     declared_tools: Sequence[str] | None = None
     #: Set by ``toolwire dlq replay`` only: the request id of the dead-lettered original.
     replay_of: str | None = None
+    #: The wire the body is written in: a name of :data:`~toolwire.core.wires.SUPPORTED_WIRES`
+    #: (not ``auto``: the gateway knows which API it called, and a worker that guessed could
+    #: guess otherwise on a rebuild or a replay).
+    wire: str = DEFAULT_WIRE
 
     def __post_init__(self) -> None:
         # The processor dead-letters a message without a request id; better to refuse it here,
         # where the caller can still fix it, than to publish a stream that can never assemble.
         if not self.request_id:
             raise ValueError("request_id must not be empty")
+        # Likewise a wire the worker would dead-letter as malformed_message (this release's
+        # registry: a gateway and its publisher are one release).
+        if type(self.wire) is not str or self.wire not in SUPPORTED_WIRES:
+            raise UnknownWire(self.wire, list(SUPPORTED_WIRES))
         if isinstance(self.declared_tools, str):
             raise TypeError("declared_tools is a sequence of names, not one string")
         for name in self.declared_tools or ():
@@ -106,6 +119,10 @@ class RequestMeta:
 
         They go on every message, not only the first, so a consumer that starts mid-stream
         (or a human reading the topic) still sees whose chunk it is; they are a few bytes.
+
+        ``wire`` is sent only when it is not the default: its absence means the default, so
+        the messages of a Chat Completions body (and of its replay) stay byte for byte what
+        they were before the header existed, and a worker of that release still reads them.
         """
         out: Headers = [(H_REQUEST_ID, self.request_id.encode())]
         if self.replay_of is not None:
@@ -116,6 +133,8 @@ class RequestMeta:
             out.append((H_MODEL, self.model.encode()))
         if self.declared_tools is not None:
             out.append((H_DECLARED_TOOLS, ",".join(self.declared_tools).encode()))
+        if self.wire != DEFAULT_WIRE:
+            out.append((H_WIRE, self.wire.encode()))
         return out
 
     @cached_property
@@ -184,6 +203,8 @@ class Output:
 # -- reading the envelope: key and headers, checked against the contract ----------------------
 
 _SEQ: Final = re.compile(rb"[0-9]{1,10}")
+#: A ``wire`` value longer than this is no wire name: quoted this far in the fault.
+_WIRE_SHOWN: Final = 64
 
 
 class Envelope(NamedTuple):
@@ -194,6 +215,9 @@ class Envelope(NamedTuple):
     request_id: str | None
     session_id: str | None
     seq: int | None
+    #: The wire the ``wire`` header names (the default without it); the default too when the
+    #: header names no wire this worker reads (then ``fault`` says so).
+    wire: str = DEFAULT_WIRE
 
 
 def read_envelope(msg: InputMessage) -> Envelope:
@@ -202,7 +226,8 @@ def read_envelope(msg: InputMessage) -> Envelope:
     The headers and key are checked strictly, since they become keys, record fields and
     headers downstream: UTF-8, bounded length, and a ``chunk-seq`` of ASCII digits within
     ``0..MAX_CHUNK_SEQ`` (``str.isdigit`` would let ``²`` through, and a 5,000-digit value
-    would fail ``int``).
+    would fail ``int``). A ``wire`` header must name a wire of this worker's registry (see
+    :func:`read_wire`).
     """
     faults: list[str] = []
     raw_request = msg.headers.get(H_REQUEST_ID)
@@ -227,9 +252,47 @@ def read_envelope(msg: InputMessage) -> Envelope:
         value = msg.headers.get(name)
         if value is not None and len(value) > bound:
             faults.append(f"header {name} is {len(value)} bytes (at most {bound})")
+    wire = read_wire(msg.headers.get(H_WIRE), faults)
     if faults:
-        return Envelope("; ".join(faults), request_id or None, session_id or None, seq)
-    return Envelope(None, request_id, session_id, seq)
+        return Envelope("; ".join(faults), request_id or None, session_id or None, seq, wire)
+    return Envelope(None, request_id, session_id, seq, wire)
+
+
+def read_wire(raw: bytes | None, faults: list[str]) -> str:
+    """The wire the ``wire`` header names: the default when it is absent (every body before
+    the header existed was Chat Completions).
+
+    Any other value that is not a registered name is a fault (appended to ``faults``), naming
+    the header, the value and the valid names, and the default is returned for the record's
+    sake only: reading a body under another wire's rules would decide calls by the wrong
+    rules. That includes ``auto`` (which ``toolwire assemble`` accepts): the gateway knows
+    which API it called, and a worker that detected the wire could detect another one when it
+    rebuilds the response or when the dead letter is replayed. An empty value (or a null one)
+    names no wire either.
+    """
+    if raw is None:
+        return DEFAULT_WIRE
+    name = raw.decode("utf-8", "replace") if len(raw) <= _WIRE_SHOWN else None
+    if name in SUPPORTED_WIRES:
+        return name
+    why = (" (auto is for toolwire assemble: a gateway names the wire it read)"
+           if name == AUTO else "")
+    faults.append(f"header {H_WIRE}: {UnknownWire(wire_as_sent(raw), list(SUPPORTED_WIRES))}"
+                  f"{why}")
+    return DEFAULT_WIRE
+
+
+def wire_as_sent(raw: bytes | None) -> str:
+    """The ``wire`` header of a message dead-lettered on its own, for its dead letter: its text
+    as sent (bounded), registered or not, and the default without the header. A replay sends
+    it again, so a message refused for a wire this release does not read is replayed under
+    that wire by a release that reads it, and refused by one that does not, never read as
+    the default instead."""
+    if raw is None:
+        return DEFAULT_WIRE
+    if len(raw) <= _WIRE_SHOWN:
+        return raw.decode("utf-8", "replace")
+    return raw[:_WIRE_SHOWN].decode("utf-8", "replace") + "…"
 
 
 def declared_tools(text: str | None) -> frozenset[str] | None:

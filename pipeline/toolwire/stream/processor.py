@@ -28,7 +28,7 @@ from dataclasses import replace
 from functools import partial
 
 from toolwire.config.settings import Settings
-from toolwire.core import Assembler, Options, decide
+from toolwire.core import Assembler, Options, decide, new_assembler
 from toolwire.core.decide import dead_letter
 from toolwire.core.errors import Oversize
 from toolwire.core.records import AssembledRecord, DeadLetterDecision, Decision, message_fault
@@ -41,6 +41,7 @@ from toolwire.stream.messages import (
     H_END,
     H_MODEL,
     H_PROVIDER,
+    H_WIRE,
     InputMessage,
     Output,
     Sink,
@@ -48,6 +49,7 @@ from toolwire.stream.messages import (
     quote,
     read_envelope,
     readable_tools,
+    wire_as_sent,
 )
 from toolwire.stream.observe import Event, NoObserver, Observer, Settled
 from toolwire.stream.state import DoneMarker, OpenResponse, QuarantineEntry, StoredChunk
@@ -110,7 +112,7 @@ class Processor:
         control = msg.header(H_CONTROL)
         if control is not None:
             return self.control.handle(msg, control)
-        fault, request_id, session_id, seq = read_envelope(msg)
+        fault, request_id, session_id, seq, wire = read_envelope(msg)
         if fault is not None:
             if request_id is not None:
                 failed = self._malformed_in_response(msg, request_id, fault)
@@ -119,7 +121,7 @@ class Processor:
             return self._malformed_message(msg, session_id, request_id, fault)
         assert request_id is not None and session_id is not None and seq is not None
         try:
-            return self._chunk(msg, request_id, session_id, seq)
+            return self._chunk(msg, request_id, session_id, seq, wire)
         except Exception as exc:
             # Whatever failed, the response fails whole, with its raw chunks: never drop this
             # chunk and go on assembling the rest (that would publish a call missing a part).
@@ -128,7 +130,7 @@ class Processor:
                       extra={"request_id": request_id, "session_id": session_id,
                              "partition": msg.partition, "offset": msg.offset})
             self.stats[Event.INTERNAL_ERRORS] += 1
-            return self._fail_internal(msg, request_id, session_id, seq, exc)
+            return self._fail_internal(msg, request_id, session_id, seq, wire, exc)
 
     def message_failed(self, msg: InputMessage, exc: BaseException) -> Output:
         """The agent's last resort when :meth:`handle` itself raised: a dead letter of this
@@ -139,8 +141,7 @@ class Processor:
         record["declared_tools"] = readable_tools(msg.headers.get(H_DECLARED_TOOLS))
         self.stats[Event.INTERNAL_ERRORS] += 1
         self._message_dead_letter("internal_error", msg)
-        return self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
-                                        [(-1, msg.value)])
+        return self.encoder.dead_letter(record, self._message_origin(msg), [(-1, msg.value)])
 
     def settle(self, output: Output) -> None:
         """``output`` is published: forget the response it decided, keep its done marker.
@@ -240,8 +241,8 @@ class Processor:
 
     # -- a response's life: chunks -----------------------------------------------------------
 
-    def _chunk(self, msg: InputMessage, request_id: str, session_id: str,
-               seq: int) -> list[Output]:
+    def _chunk(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
+               wire: str) -> list[Output]:
         live = self.live.get(request_id)  # an open response in memory is not decided
         if live is None:
             state = None if request_id in self.pending else self.store.responses.get(request_id)
@@ -254,7 +255,7 @@ class Processor:
             if state is not None:
                 live = self.rebuild(request_id, state)
             else:
-                live = self._open(request_id, session_id, msg)
+                live = self._open(request_id, session_id, msg, wire)
         if seq < live.next_seq:
             if seq == live.next_seq - 1 and msg.headers.get(H_END) is not None:
                 # The end marker was applied, but its record never published (the worker
@@ -314,23 +315,32 @@ class Processor:
                 f"the gateway ended the body with {end!r} before data: [DONE]"))
         return self.finish(live, self.decide(live))
 
-    def _assembler(self, provider: str | None) -> Assembler:
-        """A new assembler for a response of ``provider``: every path that builds one (open,
-        rebuild, internal failure) must agree on id synthesis, or a response rebuilt after a
-        crash would be assembled under other rules than before it."""
-        return Assembler(self.settings.limits,
-                         synthesize_ids=self.settings.synthesizes_ids(provider))
+    def _options(self, provider: str | None, wire: str,
+                 tools: frozenset[str] | None = None) -> Options:
+        """The options of a response of ``provider`` on ``wire``: every path that builds its
+        assembler (open, rebuild, internal failure) and its decision must agree on them (id
+        synthesis, the wire), or a response rebuilt after a crash would be assembled under
+        other rules than before it."""
+        return Options(declared_tools=tools, strict=self.settings.strict,
+                       synthesize_ids=self.settings.synthesizes_ids(provider),
+                       limits=self.settings.limits, wire=wire)
 
-    def _live(self, request_id: str, session_id: str, msg: InputMessage) -> Live:
-        """A response whose first message is ``msg`` (its headers are sound)."""
+    def _assembler(self, provider: str | None, wire: str) -> Assembler:
+        """A new assembler for a response of ``provider`` on ``wire`` (see :meth:`_options`)."""
+        return new_assembler(self._options(provider, wire))
+
+    def _live(self, request_id: str, session_id: str, msg: InputMessage, wire: str) -> Live:
+        """A response whose first message is ``msg`` (its headers are sound, and name
+        ``wire``)."""
         provider = msg.header(H_PROVIDER) or None
         return Live(request_id=request_id, session_id=session_id, partition=msg.partition,
                     provider=provider, model=msg.header(H_MODEL) or None,
                     tools=declared_tools(msg.header(H_DECLARED_TOOLS)),
-                    first_offset=msg.offset, assembler=self._assembler(provider))
+                    first_offset=msg.offset, assembler=self._assembler(provider, wire),
+                    wire=wire)
 
-    def _open(self, request_id: str, session_id: str, msg: InputMessage) -> Live:
-        live = self._live(request_id, session_id, msg)
+    def _open(self, request_id: str, session_id: str, msg: InputMessage, wire: str) -> Live:
+        live = self._live(request_id, session_id, msg, wire)
         live.opened = self.wall()
         self.live[request_id] = live
         self.store.opened(live)  # its metadata is written at the next flush
@@ -342,7 +352,8 @@ class Processor:
         live = Live(request_id=request_id, session_id=state.session, partition=state.partition,
                     provider=state.provider, model=state.model,
                     tools=None if state.tools is None else frozenset(state.tools),
-                    first_offset=state.first_offset, assembler=self._assembler(state.provider),
+                    first_offset=state.first_offset,
+                    assembler=self._assembler(state.provider, state.wire), wire=state.wire,
                     opened=state.opened)
         chunks = self.store.read(request_id, state)
         for stored in chunks:
@@ -371,7 +382,7 @@ class Processor:
         self.control.ended(request_id)
 
     def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
-                       exc: Exception) -> list[Output]:
+                       wire: str, exc: Exception) -> list[Output]:
         """The dead letter of a response whose handling raised, covering all its chunks."""
         detail = (f"{type(exc).__name__} while handling chunk {seq} "
                   "(a Toolwire fault or input no rule names; see the worker log)")
@@ -386,7 +397,7 @@ class Processor:
         # and mark it decided so that its later chunks are not assembled without this one.
         # Its headers are sound (the envelope was read), and the declared tools among them
         # must reach the dead letter: a replay without them would skip the check.
-        live = self._live(request_id, session_id, msg)
+        live = self._live(request_id, session_id, msg, wire)
         live.last_offset = msg.offset
         return self.finish(live, dead_letter(live.assembler, live.provenance,
                                              "internal_error", detail),
@@ -395,10 +406,8 @@ class Processor:
     # -- a response's life: decision and publication -----------------------------------------
 
     def decide(self, live: Live) -> Decision:
-        options = Options(declared_tools=live.tools, strict=self.settings.strict,
-                          synthesize_ids=self.settings.synthesizes_ids(live.provider),
-                          limits=self.settings.limits)
-        return decide(live.assembler, options, live.provenance)
+        return decide(live.assembler, self._options(live.provider, live.wire, live.tools),
+                      live.provenance)
 
     def finish(self, live: Live, record: Decision,
                extra_raw: list[tuple[int, bytes]] | None = None) -> list[Output]:
@@ -526,8 +535,14 @@ class Processor:
         self.stats[Event.MALFORMED_MESSAGES] += 1
         self._quarantine(msg.partition, session, record)
         self._message_dead_letter("malformed_message", msg)
-        return [self.encoder.dead_letter(record, Origin(msg.partition, msg.offset, msg.offset),
-                                         [(-1, msg.value)])]
+        return [self.encoder.dead_letter(record, self._message_origin(msg), [(-1, msg.value)])]
+
+    @staticmethod
+    def _message_origin(msg: InputMessage) -> Origin:
+        """Where a message dead-lettered on its own was read, and the wire it names, as sent
+        (see :func:`~toolwire.stream.messages.wire_as_sent`)."""
+        return Origin(msg.partition, msg.offset, msg.offset,
+                      wire_as_sent(msg.headers.get(H_WIRE)))
 
     def _message_dead_letter(self, reason: str, msg: InputMessage) -> None:
         """Count a dead letter of one message (no response to settle) with the others."""

@@ -14,9 +14,10 @@ Tables (every key belongs to the partition of the response or session it describ
   costs one changelog record and its bytes stay linear; deleted once decided. (The release
   before segments wrote one ``<request digest>.<seq hex>`` → :class:`StoredChunk` per message;
   those are still read.)
-- ``responses``: request id → :class:`OpenResponse` while open (with the per-call-index
-  identity established so far, for an operator to read), then a :class:`DoneMarker` kept for
-  the dedupe window, so chunks replayed after a crash publish nothing twice.
+- ``responses``: request id → :class:`OpenResponse` while open (with its wire, and the
+  per-call-index identity established so far, for an operator to read), then a
+  :class:`DoneMarker` kept for the dedupe window, so chunks replayed after a crash publish
+  nothing twice.
 - ``quarantine``: session id → :class:`QuarantineEntry` until an operator's release.
 """
 
@@ -31,10 +32,13 @@ from typing import Any, Final
 
 import orjson
 
+from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
 from toolwire.stream.writebehind import WriteBehind
 
-#: Version of the JSON values written by this release (2: open responses name their segments).
-VERSION: Final = 2
+#: Version of the JSON values written by this release (2: open responses name their segments;
+#: 3: open responses name their wire, and one of an earlier version is read as the default
+#: wire, the only one there was).
+VERSION: Final = 3
 #: Leading byte of a stored chunk: the body follows.
 _CHUNK_BODY: Final = 0x01
 #: Leading byte of a chunk kept by size only (after an ``oversize`` failure): ASCII decimal.
@@ -74,6 +78,9 @@ class OpenResponse:
     #: The identity established so far: ``"choice:index"`` → ``[id, name]`` (either may be
     #: ``null`` while unknown). Informative: a rebuild replays the chunks, which give it again.
     identity: dict[str, list[str | None]] | None = None
+    #: The wire its first message named: a rebuild reads the stored chunks under it (the
+    #: first message, which named it, is not read again).
+    wire: str = DEFAULT_WIRE
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +229,8 @@ def encode_response(state: ResponseState) -> bytes:
         "provider": state.provider, "model": state.model,
         "tools": None if state.tools is None else list(state.tools),
         "first_offset": state.first_offset, "opened": state.opened,
-        "stored": state.stored, "segments": state.segments, "identity": state.identity}))
+        "stored": state.stored, "segments": state.segments, "identity": state.identity,
+        "wire": state.wire}))
 
 
 def decode_response(raw: bytes) -> ResponseState:
@@ -237,6 +245,13 @@ def decode_response(raw: bytes) -> ResponseState:
     if kind == "open":
         tools = value.get("tools")
         identity = value.get("identity")
+        wire = value.get("wire", DEFAULT_WIRE)  # absent before version 3: the only wire
+        if type(wire) is not str or wire not in SUPPORTED_WIRES:
+            # Written by a release that reads more wires (adding a wire changes no format):
+            # refused here, before its chunks are read under the wrong rules.
+            raise StateError(f"open response of wire {wire!r}, which this release does not "
+                             f"read (it reads {', '.join(map(repr, SUPPORTED_WIRES))}): "
+                             "run the newer release")
         return OpenResponse(session=str(value["session"]), partition=int(value["partition"]),
                             provider=value.get("provider"), model=value.get("model"),
                             tools=None if tools is None else tuple(str(t) for t in tools),
@@ -244,7 +259,8 @@ def decode_response(raw: bytes) -> ResponseState:
                             opened=float(value.get("opened") or 0.0),
                             stored=_optional_int(value.get("stored")),
                             segments=_optional_int(value.get("segments")),
-                            identity=identity if type(identity) is dict else None)
+                            identity=identity if type(identity) is dict else None,
+                            wire=wire)
     raise StateError(f"unknown response state kind {kind!r}")
 
 

@@ -23,6 +23,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 from toolwire.core import Assembler, Provenance
+from toolwire.core.wires import DEFAULT_WIRE
 from toolwire.stream.encode import Origin
 from toolwire.stream.observe import Event
 from toolwire.stream.state import (
@@ -68,6 +69,8 @@ class Live:
     tools: frozenset[str] | None
     first_offset: int
     assembler: Assembler
+    #: The wire its first message named (kept in its table entry across restarts).
+    wire: str = DEFAULT_WIRE
     next_seq: int = 0
     last_offset: int | None = None
     #: Wall time at which the response was opened (kept in its table entry across restarts).
@@ -84,7 +87,7 @@ class Live:
 
     @property
     def origin(self) -> Origin:
-        return Origin(self.partition, self.first_offset, self.last_offset)
+        return Origin(self.partition, self.first_offset, self.last_offset, self.wire)
 
     @property
     def provenance(self) -> Provenance:
@@ -110,7 +113,8 @@ class Live:
             first_offset=self.first_offset, opened=self.opened, stored=self.stored,
             segments=self.segments,
             identity={f"{c.choice}:{c.index}": [c.id, c.name]
-                      for c in self.assembler.calls.values()})
+                      for c in self.assembler.calls.values()},
+            wire=self.wire)
 
 
 class Store:

@@ -14,7 +14,10 @@ the publisher uses, so a replay is a body as a gateway sends it, header for head
 original request's ``declared-tools`` as the dead letter recorded them: without them the worker
 would skip the declared-tools check, and an ``unknown_tool`` dead letter replayed unchanged would
 come out as an executable call. (A dead letter written before they were recorded has no
-``declared_tools`` field; its replay is not checked against them, as before.)
+``declared_tools`` field; its replay is not checked against them, as before.) It carries the
+original's ``wire`` the same way: a dead letter names its wire only when it is not the default
+(so Chat Completions dead letters are what they were before wires were named), and a replay
+sends the header only then; a wire this release does not read is not replayed under another.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Any, Final
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
 from toolwire.stream.messages import (
     CONTROL_RELEASE,
     END_EOF,
@@ -95,6 +99,19 @@ class StoredDeadLetter:
             raise NotReplayable(f"dead letter {self.ref} has a declared_tools that is not a "
                                 "list of tool names: what its request declared is unreadable")
         return frozenset(value)
+
+    @property
+    def wire(self) -> str:
+        """The wire the original's body was written in: the record's ``wire``, or the default
+        when it has none (a Chat Completions body, or a dead letter from before wires were
+        named). A wire this release does not read raises :class:`NotReplayable`: replayed
+        under another one, the body would be decided by the wrong rules."""
+        value = self.record.get("wire", DEFAULT_WIRE)
+        if type(value) is not str or value not in SUPPORTED_WIRES:
+            raise NotReplayable(f"dead letter {self.ref} is of wire {value!r}, which this "
+                                f"release does not read (it reads "
+                                f"{', '.join(map(repr, SUPPORTED_WIRES))})")
+        return value
 
     def raw_body(self) -> bytes:
         """The raw chunks, concatenated: the body as the gateway sent it (as far as kept)."""
@@ -215,7 +232,8 @@ def replay_request_id(letter: StoredDeadLetter, topic: str) -> str:
 
 def replay_meta(letter: StoredDeadLetter, topic: str) -> RequestMeta:
     """The replay's request, as the dead letter recorded the original: the provider and model
-    it names, the tools it declared, and the original's request id as ``replay_of``."""
+    it names, the tools it declared, its wire, and the original's request id as
+    ``replay_of``."""
     record = letter.record
     # A dead letter that names no session, key or request (a malformed message) replays under
     # the key "None", as it always has.
@@ -229,7 +247,8 @@ def replay_meta(letter: StoredDeadLetter, topic: str) -> RequestMeta:
         # Sorted, so that the same dead letter always gives the same messages. An empty list
         # (the request declared no tools) travels as an empty header: every call is unknown.
         declared_tools=None if tools is None else sorted(tools),
-        replay_of=str(record.get("request_id") or ""))
+        replay_of=str(record.get("request_id") or ""),
+        wire=letter.wire)
 
 
 def replay_messages(letter: StoredDeadLetter, topic: str

@@ -7,10 +7,9 @@ name that is not registered is refused with :class:`UnknownWire`, whose message 
 names, rather than falling back to a default that would read the body under the wrong rules.
 
 ``auto`` lets the body say which wire it is. With one wire registered there is nothing to
-detect and ``auto`` is that wire. Detection from the first event slots in behind
-:func:`resolve_wire` without touching the assembler: a wire whose :meth:`Wire.apply` looks at
-the first event, puts the wire it recognizes into ``asm.wire`` and hands the events over (the
-assembler reads ``asm.wire`` on every slice, and the decision reads the policy from it).
+detect and ``auto`` is that wire; with several, :class:`~toolwire.core.wires._auto.Auto` looks
+at the first event, puts the wire it recognizes into ``asm.wire`` and hands the events over
+(the assembler reads ``asm.wire`` on every slice, and the decision reads the policy from it).
 """
 
 from __future__ import annotations
@@ -62,7 +61,9 @@ def resolve_wire(name: str) -> Wire:
     if wire is not None:  # once per response: the common case first
         return wire()
     check_wire_name(name)
-    if len(SUPPORTED_WIRES) != 1:  # pragma: no cover - for the day a second wire comes
-        raise NotImplementedError("auto needs wire detection once several wires exist")
-    (only,) = SUPPORTED_WIRES.values()
-    return only()
+    if len(SUPPORTED_WIRES) == 1:
+        (only,) = SUPPORTED_WIRES.values()
+        return only()
+    from toolwire.core.wires._auto import Auto
+
+    return Auto()

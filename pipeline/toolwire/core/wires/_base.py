@@ -14,9 +14,11 @@ the events the framer completed) and one at the end (:meth:`Wire.ends`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Final
+
+from toolwire.core.records import Finish
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Assembler
@@ -35,27 +37,45 @@ def _upper(finish: str) -> str:
     return finish.upper()
 
 
+#: The unified finish of a response, the same for every wire (the record's ``finish``, beside
+#: the verbatim ``finish_reason``): ``stop`` and ``tool_calls`` may run, ``length`` is a
+#: truncation, the others name an error code and withhold the calls.
+FINISHES: Final[tuple[Finish, ...]] = ("stop", "tool_calls", "length", "content_filter",
+                                       "error", "other")
+#: A finish reason that means "the answer is complete": ``tool_calls`` when the choice has
+#: calls, else ``stop`` (Responses' ``completed``, Gemini's ``STOP``, no reason at all).
+BY_CALLS: Final = None
+
+
 @dataclass(frozen=True, slots=True)
 class FinishPolicy:
     """What a wire's finish reasons mean to the decision (:func:`toolwire.core.decide`).
 
-    A finish reason is never rewritten in the record; the policy only says what it implies:
-    the calls of its choice may run, the choice was cut short, or it ended on an error.
+    A finish reason is never rewritten in the record; the policy only says which unified
+    :data:`Finish` it is, and so whether the calls of its choice may run, the choice was cut
+    short, or it ended on an error (and with which code).
     """
 
-    #: Finish reasons after which the calls of a choice may be executed.
-    executable: frozenset[str]
-    #: Finish reasons that say the output was cut at a limit: reported as ``truncated``, never
-    #: as a failure or a retry.
-    truncation: frozenset[str]
-    #: Finish reasons of a normal answer: with nothing assembled, that is ``EMPTY_RESPONSE``.
-    answered: frozenset[str]
+    #: Each known finish reason's unified finish (:data:`BY_CALLS`: stop or tool_calls, by
+    #: whether the choice has calls).
+    finishes: Mapping[str, Finish | None]
     #: The dead-letter detail of a body that ended without the wire's explicit end.
     missing_end: str
-    #: The ``error_code`` of a choice that ends on any other finish reason.
+    #: The finish of a reason the wire does not list.
+    unlisted: Finish = "other"
+    #: The finish of a choice that ended with no reason at all (``None``: by its calls).
+    no_reason: Finish | None = BY_CALLS
+    #: The ``error_code`` of a choice that ends on a content_filter, error or other reason.
     error_code: Callable[[str], str] = _upper
     #: The ``error_code`` of a choice whose model refused (its calls are withheld).
     refusal_code: str = "REFUSAL"
+
+    def finish(self, reason: str | None, has_calls: bool) -> Finish:
+        """The unified finish of a choice that ended on ``reason``."""
+        kind = self.no_reason if reason is None else self.finishes.get(reason, self.unlisted)
+        if kind is None:
+            return "tool_calls" if has_calls else "stop"
+        return kind
 
 
 class Wire(ABC):
@@ -73,6 +93,10 @@ class Wire(ABC):
     #: The registry name (``Options.wire``).
     name: ClassVar[str]
     policy: ClassVar[FinishPolicy]
+    #: Calls of this wire that end without an id always get a deterministic one, whatever
+    #: ``Options.synthesize_ids`` says (Gemini before 3 never sends one: the wire defines no
+    #: id to wait for, so a missing one is not a fault of the stream).
+    synthesizes_ids: ClassVar[bool] = False
 
     @abstractmethod
     def apply(self, asm: Assembler, events: list[bytes]) -> None:

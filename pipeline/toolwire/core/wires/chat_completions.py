@@ -359,9 +359,8 @@ class ChatCompletions(Wire):
 
     name = "openai-chat"
     policy = FinishPolicy(
-        executable=frozenset({"stop", "tool_calls"}),
-        truncation=frozenset({"length"}),
-        answered=frozenset({"stop"}),
+        finishes={"stop": "stop", "tool_calls": "tool_calls", "length": "length",
+                  "content_filter": "content_filter"},
         missing_end="the body ended without data: [DONE] (connection dropped or cut)",
     )
 
