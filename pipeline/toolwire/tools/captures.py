@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from toolwire.core import Decision, Options
+from toolwire.core.wires import DEFAULT_WIRE
 
 __all__ = ["Capture", "load"]
 
@@ -45,7 +46,8 @@ def load(folder: Path) -> list[Capture]:
             body=sse.read_bytes(),
             options=Options(declared_tools=None if tools is None else frozenset(tools),
                             strict=bool(opts.get("strict", False)),
-                            synthesize_ids=bool(opts.get("synthesize_ids", False))),
+                            synthesize_ids=bool(opts.get("synthesize_ids", False)),
+                            wire=str(opts.get("wire", DEFAULT_WIRE))),
             expect=spec["expect"],
             description=spec.get("description", ""),
         ))
