@@ -521,3 +521,27 @@ def test_the_publisher_sends_the_headers_request_meta_builds() -> None:
     assert report.end == END_EOF and report.messages == 3
     assert sent == [(b"s", b"a", meta.message_headers(0)), (b"s", b"b", meta.message_headers(1)),
                     (b"s", b"", meta.message_headers(2, END_EOF))]
+
+
+def test_a_capture_published_with_wire_auto_gets_its_own_wire_header(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``toolwire publish --wire auto``: each body's header names the wire its first event
+    tells (a wire this release does not read, or no rule at all, falls back to the default,
+    which the worker then reads and diagnoses)."""
+    from toolwire.core.wires import SUPPORTED_WIRES
+    from toolwire.core.wires.chat_completions import ChatCompletions
+    from toolwire.publish._captures import body_wire
+
+    chat = b'data: {"object":"chat.completion.chunk","choices":[]}\n\ndata: [DONE]\n\n'
+    anthropic = b'event: message_start\ndata: {"type":"message_start","message":{}}\n\n'
+    assert body_wire(chat) == "openai-chat"
+    assert body_wire(b": comment only\n\n") == "openai-chat"
+    monkeypatch.setitem(SUPPORTED_WIRES, "anthropic-messages", ChatCompletions)
+    assert body_wire(anthropic) == "anthropic-messages"
+    assert body_wire(anthropic.replace(b"\n", b"\r\n")) == "anthropic-messages"
+
+
+def test_publish_refuses_an_unknown_wire_naming_the_valid_ones(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["publish", "x.sse", "--session", "s", "--wire", "nope"]) == 2
+    assert "unknown wire 'nope': expected one of 'openai-chat'" in capsys.readouterr().err

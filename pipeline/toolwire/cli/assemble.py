@@ -13,10 +13,11 @@ from toolwire.cli.common import (
     Subparsers,
     UsageError,
     tool_names,
+    wire_name,
 )
 from toolwire.config.settings import limits_from_env
 from toolwire.core import Options, Provenance, assemble
-from toolwire.core.wires import AUTO, DEFAULT_WIRE, SUPPORTED_WIRES, UnknownWire, check_wire_name
+from toolwire.core.wires import AUTO, DEFAULT_WIRE, SUPPORTED_WIRES
 
 PROG = "toolwire assemble"
 
@@ -69,15 +70,6 @@ def add(sub: Subparsers) -> None:
     p.set_defaults(handler=run)
 
 
-def wire_name(text: str) -> str:
-    """``--wire``'s value: a registered wire or ``auto``; anything else is a usage error that
-    lists the valid names (argparse's ``choices`` would fix them when the parser is built,
-    and word them differently from every other place a wire is refused)."""
-    try:
-        check_wire_name(text)
-    except UnknownWire as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeAlias
 
 from toolwire.config.settings import Settings
+from toolwire.core.wires import UnknownWire, check_wire_name
 
 EXIT_OK: Final = 0
 #: The command's negative outcome: a dead letter, a topic that disagrees, a broker not found.
@@ -122,3 +123,14 @@ def kafka_failure(prog: str, exc: BaseException, bootstrap: str, settings: Setti
         except Exception:  # the diagnosis must not hide the failure it explains
             pass
     return Failure(message, prog)
+
+
+def wire_name(text: str) -> str:
+    """``--wire``'s value: a registered wire or ``auto``; anything else is a usage error that
+    lists the valid names (argparse's ``choices`` would fix them when the parser is built,
+    and word them differently from every other place a wire is refused)."""
+    try:
+        check_wire_name(text)
+    except UnknownWire as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text

@@ -19,7 +19,9 @@ from toolwire.cli.common import (
     positive_int,
     positive_seconds,
     tool_names,
+    wire_name,
 )
+from toolwire.core.wires import AUTO, DEFAULT_WIRE, SUPPORTED_WIRES
 from toolwire.stream.messages import (
     END_EOF,
     H_CHUNK_SEQ,
@@ -28,6 +30,7 @@ from toolwire.stream.messages import (
     H_MODEL,
     H_PROVIDER,
     H_REQUEST_ID,
+    H_WIRE,
 )
 
 PROG = "toolwire publish"
@@ -91,6 +94,10 @@ def add(sub: Subparsers) -> None:
     p.add_argument("--tools", type=tool_names, metavar="A,B",
                    help=f"tool names the request declared ({H_DECLARED_TOOLS} header); "
                         "an empty value declares none, leaving it out means unknown")
+    p.add_argument("--wire", type=wire_name, default=DEFAULT_WIRE, metavar="NAME",
+                   help=f"value of the {H_WIRE} header: the wire the captures are written in, "
+                        f"one of {', '.join([*SUPPORTED_WIRES, AUTO])} (default {DEFAULT_WIRE}; "
+                        f"{AUTO}: each capture's own, told by its first event)")
     p.add_argument("--slice", dest="slice_size", type=positive_int, metavar="BYTES",
                    help="cut each body into BYTES-sized slices instead of one SSE event per "
                         "message")
@@ -148,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             provider=args.provider, model=args.model,
             tools=args.tools,
             slice_size=args.slice_size, end=args.end, progress=progress,
-            connect_timeout=args.timeout, security=security, **coalescing,
+            connect_timeout=args.timeout, security=security, wire=args.wire, **coalescing,
         ))
     except BrokerUnreachable as exc:  # on a secured cluster: find out why (a refused login?)
         if settings.secured:

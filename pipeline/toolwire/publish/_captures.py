@@ -16,10 +16,21 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolwire.core.framing import Framer
+from toolwire.core.wires import AUTO, DEFAULT_WIRE, SUPPORTED_WIRES
+from toolwire.core.wires._auto import detect
 from toolwire.publish._coalescing import DEFAULT_COALESCE_BYTES
 from toolwire.publish._publisher import DEFAULT_CONNECT_TIMEOUT, ChunkPublisher, PublishReport
 from toolwire.publish._slicing import split_events, split_fixed
 from toolwire.stream.messages import RequestMeta
+
+
+def body_wire(body: bytes) -> str:
+    """The wire a captured body is written in, told by its first event (the default when no
+    rule says): the header a gateway would have sent with it."""
+    first = next(iter(Framer(len(body) + 1).feed(body + b"\n\n")), None)
+    named = None if first is None else detect(first)
+    return named if named in SUPPORTED_WIRES else DEFAULT_WIRE
 
 
 async def _iterate(pieces: Iterable[bytes]) -> AsyncIterator[bytes]:
@@ -61,12 +72,14 @@ async def publish_loaded(
     security: Mapping[str, Any] | None = None,
     coalesce_ms: float = 0.0,
     coalesce_bytes: int = DEFAULT_COALESCE_BYTES,
+    wire: str = DEFAULT_WIRE,
 ) -> list[PublishReport]:
     ids = _request_ids([path for path, _ in loaded], session, request)
     metas = [
         RequestMeta(request_id=rid, session_id=session, provider=provider, model=model,
-                    declared_tools=None if tools is None else tuple(tools))
-        for rid in ids
+                    declared_tools=None if tools is None else tuple(tools),
+                    wire=body_wire(body) if wire == AUTO else wire)
+        for rid, (_, body) in zip(ids, loaded, strict=True)
     ]
     if slice_size is not None and slice_size <= 0:
         raise ValueError(f"slice size must be positive, got {slice_size}")
@@ -100,6 +113,7 @@ async def publish_captures(
     security: Mapping[str, Any] | None = None,
     coalesce_ms: float = 0.0,
     coalesce_bytes: int = DEFAULT_COALESCE_BYTES,
+    wire: str = DEFAULT_WIRE,
 ) -> list[PublishReport]:
     """Publish each captured body as one request of ``session``, in order.
 
@@ -107,6 +121,8 @@ async def publish_captures(
     ``slice_size``-byte slices. The request id defaults to ``<session>-<file stem>-<8 hex>``;
     ``request`` fixes it and is only allowed with one capture. ``end=False`` leaves out the
     end marker. ``progress`` is called with each report as soon as that request is delivered.
+    ``wire``: the wire header (a registered wire, or ``auto``: each body's own, told by
+    its first event as ``toolwire assemble --wire auto`` tells it).
     ``security``, ``coalesce_ms``, ``coalesce_bytes``: as for :class:`ChunkPublisher`. A
     capture's slices are replayed without pauses, so with coalescing they all arrive within
     the first window and join into messages of up to ``coalesce_bytes``.
@@ -119,5 +135,5 @@ async def publish_captures(
         bootstrap, topic, loaded, session=session, request=request, provider=provider,
         model=model, tools=tools, slice_size=slice_size, end=end, progress=progress,
         connect_timeout=connect_timeout, security=security, coalesce_ms=coalesce_ms,
-        coalesce_bytes=coalesce_bytes,
+        coalesce_bytes=coalesce_bytes, wire=wire,
     )
