@@ -12,7 +12,8 @@
   timestamps and the time they were read), so that a test can kill and restart processes
   while traffic flows.
 - :func:`verify`: lost responses, wrong records, records with one idempotency key and different
-  content, identical duplicates; :func:`attribute` names the crash that caused a duplicate.
+  content, identical duplicates; :func:`attribute` names the crash that caused a duplicate
+  (a kill, a broker stop or start, a restart by :class:`Supervised`), or none.
 - Consumer group and worker log readers, and the restart of a local broker on its own ports.
 
 Wall-clock times (``time.time()``) are used throughout, since they are compared with Kafka
@@ -57,8 +58,8 @@ from tests.hostile import partition_of
 from toolwire.app.publishing import EXIT_FAULT
 from toolwire.broker import local
 from toolwire.core import Limits, Provenance, assemble
-from toolwire.tools.status import group_members
 from toolwire.stream.messages import H_IDEMPOTENCY_KEY, idempotency_key
+from toolwire.tools.status import group_members
 
 # --------------------------------------------------------------------------- sizes
 
@@ -88,34 +89,20 @@ class Size:
         return max(1, round(self.value()))
 
 
-def _size(name: str, ci: float, full: float, what: str) -> Size:
-    return Size(f"TOOLWIRE_RELIABILITY_{name}", ci, full, what)
+#: The file of the sizes, shared with ``ops/reliability`` (which imports nothing of tests/).
+SIZES_FILE: Final = Path(__file__).resolve().parents[1] / "ops" / "reliability-sizes.json"
 
 
-#: Every size, by the name the tests use. ``ops/reliability`` sets each ``env`` to ``full``.
-#: The slow sub-cases are the ones whose full value is much larger than their CI value: the
-#: crash replay (responses and kills) above all, then the poison run and the replays of the
-#: broker restart, rebalance and replication tests.
-SIZES: Final[dict[str, Size]] = {
-    "crash_responses": _size("CRASH_RESPONSES", 300, 2000,
-                             "crash replay: responses (slow sub-case)"),
-    "crash_kills": _size("CRASH_KILLS", 3, 20, "crash replay: SIGKILLs of the worker "
-                                               "(slow sub-case)"),
-    "open": _size("OPEN", 96, 96, "responses open at once in every replay (at least 64)"),
-    "broker_responses": _size("BROKER_RESPONSES", 150, 1000,
-                              "broker restart: responses in the replay"),
-    "rebalance_responses": _size("REBALANCE_RESPONSES", 150, 800,
-                                 "rebalance: responses in each replay"),
-    "rebalance_kills": _size("REBALANCE_KILLS", 1, 3,
-                             "rebalance: SIGKILLs of one of the two workers, in turn"),
-    "poison_valid": _size("POISON_VALID", 150, 1000,
-                          "poison isolation: valid responses per phase"),
-    "poison_messages": _size("POISON_MESSAGES", 650, 4000,
-                             "poison isolation: hostile messages (at least the catalogue)"),
-    "cluster_responses": _size("CLUSTER_RESPONSES", 100, 600,
-                               "replication: responses in the replay"),
-    "seed": _size("SEED", 20260601, 20260601, "seed of every random choice"),
-}
+def _load_sizes() -> dict[str, Size]:
+    table = orjson.loads(SIZES_FILE.read_bytes())["sizes"]
+    return {name: Size(s["env"], s["ci"], s["full"], s["what"]) for name, s in table.items()}
+
+
+#: Every size, by the name the tests use (from :data:`SIZES_FILE`). ``ops/reliability`` sets
+#: each ``env`` to ``full``. The slow sub-cases are the ones whose full value is much larger
+#: than their CI value: the crash replay (responses and kills) above all, then the poison run
+#: and the replays of the broker restart, rebalance and replication tests.
+SIZES: Final[dict[str, Size]] = _load_sizes()
 
 
 def size(name: str) -> int:
@@ -585,13 +572,16 @@ def verify(seen: Sequence[Seen], plans: Iterable[Planned],
 
 def attribute(duplicates: dict[str, list[Seen]], events: Sequence[tuple[float, str]]
               ) -> list[dict[str, Any]]:
-    """For each duplicate: the event (a kill, a broker stop) between its first copy and the
-    next one, how long before that event the first copy was published, and how long after it
-    the copy came again. A duplicate with no event in between has ``event`` ``None``."""
+    """For each duplicate: the event (a kill, a broker stop or start, a restart by the
+    supervisor: :attr:`Supervised.events`) between its first copy and the next one (the
+    earliest, if several), how long before that event the first copy was published, and how
+    long after it the copy came again. A duplicate with no event in between has ``event``
+    ``None``: delivery is at least once only across such an event, so that is a bug."""
     out = []
     for request, copies in sorted(duplicates.items()):
         for first, again in itertools.pairwise(copies):
-            between = [(t, label) for t, label in events if first.created <= t <= again.created]
+            between = [(t, label) for t, label in sorted(events)
+                       if first.created <= t <= again.created]
             t, label = between[0] if between else (float("nan"), None)
             out.append({"request": request, "event": label,
                         "published_before_event_s": round(t - first.created, 3),
@@ -603,7 +593,7 @@ def attribute(duplicates: dict[str, list[Seen]], events: Sequence[tuple[float, s
 def copies_of(conflicts: dict[str, list[Seen]], events: Sequence[tuple[float, str]]
               ) -> list[dict[str, Any]]:
     """Each response published with different contents: what each copy said, when, by
-    which worker, and the events (kills, stops) between the copies."""
+    which worker, and the events (kills, stops, restarts) between the copies."""
     out = []
     for request, copies in sorted(conflicts.items()):
         first, last = copies[0].created, copies[-1].created
@@ -663,6 +653,10 @@ class Supervised:
         self.tag = tag
         self.workers = [Worker(deployment, tag)]
         self.exits: list[int] = []
+        #: (wall time, label) of each restart: when the exit was seen, before the next
+        #: worker started. A restart is a kill between two copies of a response, for
+        #: :func:`attribute` (the restarted worker decides pending responses again).
+        self.events: list[tuple[float, str]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
@@ -687,6 +681,8 @@ class Supervised:
             self.exits.append(code)
             if code != EXIT_FAULT:
                 return
+            self.events.append((time.time(), f"supervisor restart {len(self.workers)} "
+                                             f"(exit {code})"))
             self.workers.append(Worker(self.deployment, f"{self.tag}{len(self.workers)}"))
 
     def close(self) -> None:

@@ -12,11 +12,15 @@ CI defaults, the full values ``ops/reliability`` sets). Nothing is skipped at ei
 1. **Crash replay** (:func:`test_crash_replay_with_random_sigkills`): ``CRASH_RESPONSES``
    responses of the core corpus (300; full 2,000), 96 open at once, on 4 partitions, paced
    over the kill phase, while the worker is SIGKILLed ``CRASH_KILLS`` times (3; full 20) at
-   random moments and restarted at once. Three kills in four come a random 0-4 s after the
-   restarted worker published its first record (mid-processing); every fourth comes a random
-   0.5-5 s after the restart, whatever it is doing (joining the group, restoring tables).
+   random moments and restarted at once (:func:`crash_moment`). One kill in four, the 2nd,
+   6th, 10th, ..., comes while the restarted worker starts, joins the group or restores its
+   tables: a random 0.5-5 s after the restart, but no later than its log saying it restores
+   its tables; the others a random 0-4 s after the restarted worker published its first
+   record (mid-processing). The CI's 3 kills take each branch, the recovery one once.
    Asserted: nothing lost, every record equal to its expected one, no idempotency key with
-   two different contents, every duplicate explained by a kill between its copies.
+   two different contents, every duplicate explained by a kill between its copies, the
+   kills taken by each branch counted as scheduled (a kill in recovery at CI size too), and
+   each kill of the recovery branch landing on a worker that had published nothing yet.
    Duplicates have the goal 0 but are reported, not asserted: delivery is at least once and
    a kill between the broker's acknowledgement of a record and the changelog write of the
    response's done marker publishes it again (README, "How it works"); the figures name the
@@ -26,27 +30,40 @@ CI defaults, the full values ``ops/reliability`` sets). Nothing is skipped at ei
    and started again on the same ports and data dir; the worker is left to its supervisor
    (:class:`~tests.reliability.Supervised`: a worker that stops with status 75 on a publish
    fault it cannot get past is started again; any other exit is a death). Asserted: nothing
-   lost or wrong, a worker is running and processes again; restarts are reported.
+   lost or wrong, a worker is running and processes again, and every duplicate has the
+   broker's stop or start, or a restart by the supervisor, between its copies; restarts
+   are reported.
 3. **Rebalance** (:func:`test_rebalance_takeover`, standby replicas unset and 1): two
    workers in one group on 4 partitions with ``TOOLWIRE_SESSION_TIMEOUT=6`` (Kafka's
    minimum session timeout; the tests' :class:`~tests.app.support.Deployment` sets it); a
-   quarter into the replay one of them is SIGKILLed (``REBALANCE_KILLS`` times, 1; full 3,
-   each worker in turn); the other takes over (take-over time: the kill to the first record
-   of a partition the killed worker owned, per its log, checked against the group's
-   description); the killed worker is started again and the group's description
-   (``describe_consumer_groups``) shows the partitions spread over both again.
-4. **Poison isolation** (:func:`test_poison_isolation`): valid responses at a steady rate,
-   first alone, then with a poisoning session on one partition (every kind of
+   quarter into the replay one of them is SIGKILLed (``REBALANCE_KILLS`` times, 2; full 3:
+   b, then a, in turn, :func:`rebalance_victim`, so that the CI's two kills kill each worker
+   once); the other takes over (take-over time: the kill to the first record of a partition
+   the killed worker owned, per its log, checked against the group's description); the
+   killed worker is started again and the group's description (``describe_consumer_groups``)
+   shows the partitions spread over both again.
+   Asserted besides: nothing lost or wrong, every duplicate has a SIGKILL between its copies
+   (the restart of a killed worker is a clean rebalance), and each worker was killed.
+4. **Poison isolation** (:func:`test_poison_isolation`): after a short warm-up that is not
+   measured, ``POISON_ROUNDS`` rounds (3; full 3), each with valid responses at a steady
+   rate (20 a second; ``POISON_VALID`` per phase, 300; full 1,000), first alone, then with
+   poisoning traffic on one partition, sent by a client of its own (every kind of
    :mod:`tests.hostile`: malformed chunks, lines, arguments, calls and responses over the
-   worker's limits, deep JSON, bad headers; and single messages as large as the worker's
-   ``max_response_bytes``), the worker running with :data:`tests.hostile.LIMITS`; latency is
-   the last chunk's send to the record's read; goal: p99 with poison at most twice p99
-   without.
+   worker's limits, deep JSON, bad headers and keys, requests that never end (first round);
+   and single messages as large as the worker's ``max_response_bytes``), the worker running
+   with :data:`tests.hostile.LIMITS` and a stream TTL of one phase plus 10 s; latency is the
+   last chunk's send to the record's read. Goal, asserted: p99 with poison at most twice p99
+   without, over every round's latencies together (the phases alternate; one round's p99 is
+   its third-slowest response, which one pause of the machine decides). Asserted too: every
+   hostile request ends as exactly the records :mod:`tests.hostile` expects (reason, key,
+   record, raw chunks, headers, schema: the checks of :mod:`tests.app.test_hostile_broker`),
+   and nothing else is published.
 5. **Replication** (:func:`test_replication_survives_a_broker_crash`): a 3-node KRaft cluster
    (:mod:`tests.cluster`, 256 MiB heap per node), topics from ``toolwire topics apply`` with
    ``TOOLWIRE_REPLICATION_FACTOR=3`` and ``TOOLWIRE_MIN_INSYNC_REPLICAS=2``, a worker with the
    same settings, under its supervisor as in 2; the node coordinating the worker's group is
-   SIGKILLed mid-replay. Asserted: nothing lost or wrong; every topic, changelogs included,
+   SIGKILLed mid-replay. Asserted: nothing lost or wrong; every duplicate has the broker's
+   kill or a restart by the supervisor between its copies; every topic, changelogs included,
    has replication factor 3 and ``min.insync.replicas=2``.
 
 Besides: :func:`test_an_input_message_at_the_broker_limit_keeps_the_worker_up`, one input
@@ -56,12 +73,17 @@ message that a default broker accepts (about 1 MB) between two sound responses.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import random
+import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +92,18 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from tests.app.support import Worker
+from tests.app.test_hostile_broker import Checker, Ledger, Out
 from tests.cluster import Cluster
-from tests.hostile import LIMITS, Generator, interleave, partition_of, worker_env
+from tests.hostile import (
+    LIMITS,
+    Generator,
+    Message,
+    Outcome,
+    Request,
+    interleave,
+    partition_of,
+    worker_env,
+)
 from tests.reliability import (
     OUTAGE_ERRORS,
     Figures,
@@ -103,7 +135,7 @@ from tests.reliability import (
     windowed,
 )
 from toolwire.broker import local
-from toolwire.stream.messages import H_CHUNK_SEQ, H_END, H_REQUEST_ID
+from toolwire.stream.messages import H_CHUNK_SEQ, H_END, H_REQUEST_ID, Sink
 
 pytestmark = pytest.mark.broker
 
@@ -125,6 +157,7 @@ REBALANCE_RESPONSES = size("rebalance_responses")
 REBALANCE_KILLS = size("rebalance_kills")
 POISON_VALID = size("poison_valid")
 POISON_MESSAGES = size("poison_messages")
+POISON_ROUNDS = size("poison_rounds")
 CLUSTER_RESPONSES = size("cluster_responses")
 
 
@@ -145,11 +178,27 @@ def stop_all(workers: list[Worker]) -> None:
             worker.stop()
 
 
-def common_figures(figures: Figures, verdict: Verdict) -> None:
+def common_figures(figures: Figures, verdict: Verdict, windows: list[dict[str, Any]]) -> None:
+    """``windows``: :func:`~tests.reliability.attribute` of the duplicates to the test's
+    events (kills, broker stops and starts, supervisor restarts)."""
     figures.equal("responses_lost", len(verdict.lost), 0)
     figures.equal("records_wrong", len(verdict.wrong), 0)
     figures.equal("idempotency_keys_with_different_content", len(verdict.conflicting), 0)
     figures.equal("identical_duplicates", verdict.duplicate_count, 0)
+    figures.equal("duplicates_without_a_kill_between_copies", len(unexplained(windows)), 0)
+
+
+def unexplained(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The duplicates with no event (kill, stop, restart) between their two copies."""
+    return [w for w in windows if w["event"] is None]
+
+
+def assert_explained(windows: list[dict[str, Any]]) -> None:
+    """Delivery is at least once, but only across a crash: a response published twice
+    with no kill, broker stop or start, or supervisor restart between the copies is a bug."""
+    assert unexplained(windows) == [], (
+        f"{len(unexplained(windows))} response(s) published twice with no kill, stop or "
+        f"restart between the copies: {unexplained(windows)[:5]}")
 
 
 def common_asserts(verdict: Verdict) -> None:
@@ -207,6 +256,53 @@ CONFLICT_WINDOW = (
     "under the same idempotency key (and a quarantine of the session)")
 
 
+#: The two moments of a crash-replay kill (the branches of its schedule).
+MID_PROCESSING = "mid-processing"
+IN_RECOVERY = "after the restart, before or during recovery"
+#: Lines of a starting worker's log, in the order they come, naming what it is doing.
+STARTUP_PHASES = (("(Re-)joining group", "joining the group"),
+                  ("Restoring state from changelog topics", "restoring its tables"),
+                  ("Recovery complete", "recovered"))
+
+
+def crash_moment(k: int) -> str:
+    """The moment of kill ``k`` (from 1): one kill in four, the 2nd, 6th, 10th, ..., comes
+    while the restarted worker starts, joins the group or restores its tables; every other
+    one while it processes. The first is mid-processing (the first worker was waited for);
+    the CI's three kills have one of each branch and one more mid-processing."""
+    return IN_RECOVERY if k % 4 == 2 else MID_PROCESSING
+
+
+def startup_phase(worker: Worker) -> str:
+    """What a starting worker is doing, by the last phase its log names."""
+    text = worker.log.read_text(errors="replace")
+    phase = "starting"
+    for line, name in STARTUP_PHASES:
+        if line in text:
+            phase = name
+    return phase
+
+
+def kill_in_recovery(worker: Worker, seconds: float) -> str:
+    """Wait ``seconds`` after a worker's start, or less: until its log says it restores its
+    tables (so a kill of this branch never lands after its recovery, even when recovery is
+    short); return its phase at that moment. The caller kills it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        phase = startup_phase(worker)
+        if phase != "starting" and phase != "joining the group":
+            return phase
+        time.sleep(0.02)
+    return startup_phase(worker)
+
+
+def written_between(seen: list[Seen], since: float, until: float) -> int:
+    """Records written (Kafka timestamp) from ``since`` to before ``until``: in the crash
+    replay, one worker runs at a time, so those of the worker started at ``since`` and
+    killed at ``until``."""
+    return sum(1 for s in seen if since <= s.created < until)
+
+
 def first_processing(watcher: Watcher, since: float, plans: list[Planned],
                      timeout: float = 180.0) -> Seen | None:
     """The first record written at or after ``since`` (``None`` if every response had its
@@ -237,21 +333,23 @@ def test_crash_replay_with_random_sigkills(kafka_bootstrap: str, tmp_path: Path)
         producer.start()
         started, restarted = time.time(), False
         for k in range(1, CRASH_KILLS + 1):
-            if k % 4 == 0:  # a kill while it joins the group or restores its tables
-                time.sleep(rng.uniform(0.5, 5.0))
-                moment = "after the restart, before or during recovery"
+            moment = crash_moment(k)
+            if moment == IN_RECOVERY:  # while it joins the group or restores its tables
+                phase = kill_in_recovery(worker, rng.uniform(0.5, 5.0))
             else:
                 first = first_processing(watcher, started, plans)
                 if first is not None and restarted:
                     to_processing.append(first.created - started)
                 time.sleep(rng.uniform(0.0, 4.0))
-                moment = "mid-processing"
+                phase = startup_phase(worker)
             killed_at = time.time()
             worker.kill()
             kills.append((killed_at, f"kill {k}"))
-            moments.append({"kill": k, "moment": moment,
+            moments.append({"kill": k, "moment": moment, "phase": phase,
+                            "started_at": started,
                             "after_start_s": round(killed_at - started, 2),
-                            "records_so_far": len(watcher.seen())})
+                            "records_so_far": len(watcher.seen()),
+                            "worker": worker.log.name})
             started, restarted = time.time(), True
             worker = Worker(dep, f"w{k}")
             workers.append(worker)
@@ -274,9 +372,19 @@ def test_crash_replay_with_random_sigkills(kafka_bootstrap: str, tmp_path: Path)
     figures.report("partitions", PARTITIONS)
     figures.at_least("open_at_once_max", open_at_once(order), 64)
     figures.report("sigkills", len(kills))
-    common_figures(figures, verdict)
-    figures.equal("duplicates_without_a_kill_between_copies",
-                  sum(1 for w in windows if w["event"] is None), 0)
+    seen = watcher.seen()
+    for note, (killed_at, _) in zip(moments, kills, strict=True):
+        note["records_by_it_before_kill"] = written_between(seen, note.pop("started_at"),
+                                                            killed_at)
+    taken = Counter(m["moment"] for m in moments)
+    # One kill in four, from the second, is a kill in recovery (see crash_moment).
+    want_recovery = (CRASH_KILLS + 2) // 4
+    in_recovery = [m for m in moments if m["moment"] == IN_RECOVERY]
+    figures.equal("kills_mid_processing", taken[MID_PROCESSING], CRASH_KILLS - want_recovery)
+    figures.equal("kills_in_recovery", taken[IN_RECOVERY], want_recovery)
+    figures.equal("kills_in_recovery_of_a_worker_that_had_published",
+                  sum(1 for m in in_recovery if m["records_by_it_before_kill"]), 0)
+    common_figures(figures, verdict, windows)
     if windows:
         figures.report("duplicate_published_before_kill_max_s",
                        max(w["published_before_event_s"] for w in windows), "s")
@@ -296,10 +404,15 @@ def test_crash_replay_with_random_sigkills(kafka_bootstrap: str, tmp_path: Path)
     figures.emit()
 
     common_asserts(verdict)
-    assert [w for w in windows if w["event"] is None] == [], \
-        "a response was published twice with no kill between the copies"
+    assert_explained(windows)
     assert open_at_once(order) >= 64
     assert len(kills) == CRASH_KILLS
+    assert taken == Counter({MID_PROCESSING: CRASH_KILLS - want_recovery,
+                             IN_RECOVERY: want_recovery}), f"kills by branch: {moments}"
+    if CRASH_KILLS >= 2:  # the CI's 3 kills too: each branch at least once
+        assert taken[MID_PROCESSING] >= 1 and taken[IN_RECOVERY] >= 1, moments
+    assert all(m["records_by_it_before_kill"] == 0 for m in in_recovery), \
+        f"a kill of the recovery branch hit a worker that was processing already: {moments}"
     assert to_processing, "no restart was seen processing"
     assert alive, f"the last worker died:\n{workers[-1].tail()}"
     assert sum(tracebacks(w) for w in workers) == 0, workers[-1].tail(80)
@@ -344,6 +457,8 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
         workers = supervised.workers
         alive = supervised.alive
         seen = watcher.seen()
+        events = sorted([(stopped_at, "broker stop"), (ready_at, "broker start"),
+                         *supervised.events])
     finally:
         if producer is not None:
             producer.abort()
@@ -356,12 +471,13 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
         local.stop(state_dir)
 
     verdict = verify(seen, plans, dep.output_topics)
-    windows = attribute(verdict.duplicates, [(stopped_at, "broker stop")])
+    # A restart by the supervisor (a status-75 exit) is a kill between two copies too.
+    windows = attribute(verdict.duplicates, events)
     during = [s for s in seen if stopped_at <= s.created < ready_at]
     figures = Figures("broker_restart")
     figures.report("responses", len(plans))
     figures.report("records_before_the_stop", sum(1 for s in seen if s.created < stopped_at))
-    common_figures(figures, verdict)
+    common_figures(figures, verdict, windows)
     figures.equal("worker_survived", "yes" if alive else "no", "yes")
     figures.equal("same_ports", "yes" if (again.broker_port, again.controller_port)
                   == (before.broker_port, before.controller_port) else "no", "yes")
@@ -376,13 +492,14 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
     figures.note("restart", how)
     assert producer is not None
     figures.note("lost", lost_details(verdict, plans, producer, stopped_at, ready_at))
+    figures.note("events", [(round(t - stopped_at, 3), label) for t, label in events])
     figures.note("duplicates", windows[:40])
-    figures.note("different_contents",
-                 copies_of(verdict.conflicts, [(stopped_at, "broker stop")])[:20])
+    figures.note("different_contents", copies_of(verdict.conflicts, events)[:20])
     figures.note("worker_errors", worker_errors(workers))
     figures.emit()
 
     common_asserts(verdict)
+    assert_explained(windows)
     assert alive, f"the worker died with the broker:\n{workers[-1].tail(60)}"
     assert first is not None, "the worker never published again after the broker came back"
     assert sum(tracebacks(w) for w in workers) == 0, workers[-1].tail(80)
@@ -391,11 +508,29 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- 3. rebalance
 
 
+#: The two workers of the rebalance test, by the tag each is started (and restarted) with.
+REBALANCE_WORKERS = ("a", "b")
+
+
+def rebalance_victim(cycle: int) -> str:
+    """The worker SIGKILLed in ``cycle`` (from 0): b, then a, in turn, so that the CI's two
+    kills kill each once (whether the victim led the group, computing the assignment, is
+    noted per cycle)."""
+    return "b" if cycle % 2 == 0 else "a"
+
+
+def leads_group(worker: Worker) -> bool:
+    """Whether the worker's log says it was elected leader at its last join."""
+    text = worker.log.read_text(errors="replace")
+    return text.rfind("Elected group leader") > text.rfind("(Re-)joining group")
+
+
 @pytest.mark.timeout(300 + REBALANCE_RESPONSES * 0.3 + REBALANCE_KILLS * 40)
 @pytest.mark.parametrize("standby", [None, 1], ids=["standby-unset", "standby-1"])
 def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int | None) -> None:
-    """Two workers; ``REBALANCE_KILLS`` times (1; full 3), one of them (each in turn) is
-    SIGKILLed, the other takes over, and the killed one is started again."""
+    """Two workers; ``REBALANCE_KILLS`` times (2; full 3), one of them (each in turn:
+    :func:`rebalance_victim`) is SIGKILLed, the other takes over, and the killed one is
+    started again."""
     rng = random.Random(SEED + 3)
     extra = {} if standby is None else {"TOOLWIRE_STANDBY_REPLICAS": str(standby)}
     dep = TunedDeployment(kafka_bootstrap, tmp_path, partitions=PARTITIONS, extra_env=extra)
@@ -418,9 +553,9 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     takeovers: list[float] = []
     spreads: list[float] = []
     try:
-        live = [Worker(dep, "a"), Worker(dep, "b")]
-        workers += live
-        for worker in live:
+        live = {name: Worker(dep, name) for name in REBALANCE_WORKERS}
+        workers += live.values()
+        for worker in live.values():
             worker.wait_ready()
         settled_s, before = spread(kafka_bootstrap, dep.name, dep.chunks, 2, PARTITIONS, 90)
         assert settled_s is not None, f"the two workers never shared the partitions: {before}"
@@ -431,7 +566,9 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
                 since = time.time()
                 watcher.first_after(since, timeout=60)
                 time.sleep(rng.uniform(1.0, 3.0))
-            victim = live.pop(1 if cycle % 2 == 0 else 0)
+            name = rebalance_victim(cycle)
+            victim = live[name]
+            leader = leads_group(victim)
             owned = log_assignment(victim.log, dep.chunks) or set()
             _, assigned = group_assignment(kafka_bootstrap, dep.name, dep.chunks)
             killed_at = time.time()
@@ -451,16 +588,17 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
 
             takeover = watcher.first_after(killed_at, from_victim, timeout=120)
             alone_s, alone = spread(kafka_bootstrap, dep.name, dep.chunks, 1, PARTITIONS, 60)
-            restarted = Worker(dep, f"{victim.log.stem.split('-')[0]}{cycle + 1}")
+            restarted = Worker(dep, f"{name}{cycle + 1}")
             workers.append(restarted)
-            live.append(restarted)
+            live[name] = restarted
             back_s, after = spread(kafka_bootstrap, dep.name, dep.chunks, 2, PARTITIONS, 120)
             if takeover is not None:
                 takeovers.append(takeover.created - killed_at)
             if back_s is not None:
                 spreads.append(back_s)
             cycles.append({
-                "kill": cycle + 1, "killed_worker": victim.log.name, "owned": sorted(owned),
+                "kill": cycle + 1, "victim": name, "killed_worker": victim.log.name,
+                "victim_led_the_group": leader, "owned": sorted(owned),
                 "owned_matches_group": owned in assigned.values(),
                 "takeover_s": None if takeover is None
                 else round(takeover.created - killed_at, 3),
@@ -470,13 +608,15 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
                 "spread_back_s": None if back_s is None else round(back_s, 3)})
         producer.finish(timeout=240 + REBALANCE_RESPONSES * 0.2)
         wait_all(watcher, plans, timeout=120 + REBALANCE_RESPONSES * 0.15)
-        alive = all(w.process.poll() is None for w in live)
+        alive = all(w.process.poll() is None for w in live.values())
     finally:
         producer.abort()
         stop_all(workers)
         watcher.close()
 
     verdict = verify(watcher.seen(), plans, dep.output_topics)
+    # Only the SIGKILLs: the restart of a killed worker moves partitions back to it in a
+    # clean rebalance, which must not publish anything twice.
     windows = attribute(verdict.duplicates, kills)
     label = "unset" if standby is None else str(standby)
     figures = Figures(f"rebalance_standby_{label}")
@@ -484,10 +624,15 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     figures.report("session_timeout_s", float(dep.env()["TOOLWIRE_SESSION_TIMEOUT"]), "s")
     figures.report("standby_replicas", label)
     figures.report("sigkills", len(kills))
-    common_figures(figures, verdict)
+    common_figures(figures, verdict, windows)
     figures.report("takeover_max_s (kill -> first record of a killed worker's partition)",
                    max(takeovers, default=float("nan")), "s")
     figures.report("takeover_median_s", median(takeovers), "s")
+    victims = Counter(c["victim"] for c in cycles)
+    killed = ",".join(f"{n}x{victims[n]}" for n in sorted(victims))
+    if REBALANCE_KILLS >= 2:  # each worker in turn: both killed
+        figures.equal("workers_killed", ",".join(sorted(victims)), ",".join(REBALANCE_WORKERS))
+    figures.report("kills_per_worker", killed)
     figures.equal("takeovers_seen", len(takeovers), len(kills))
     figures.equal("survivor_owned_every_partition",
                   "yes" if all(c["survivor_alone"] is not None for c in cycles) else "no", "yes")
@@ -505,6 +650,7 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     figures.emit()
 
     common_asserts(verdict)
+    assert_explained(windows)
     assert all(c["owned"] and c["owned_matches_group"] for c in cycles), \
         f"a killed worker's log disagrees with the group: {cycles}"
     assert len(takeovers) == len(kills), f"no record of a killed worker's partitions: {cycles}"
@@ -513,81 +659,217 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     assert len(spreads) == len(kills), f"the partitions did not spread back: {cycles}"
     assert alive, "a worker died"
     assert sum(tracebacks(w) for w in workers) == 0
+    assert sum(victims.values()) == REBALANCE_KILLS
+    if REBALANCE_KILLS >= 2:  # the CI's 2 kills too: each worker killed once
+        assert set(victims) == set(REBALANCE_WORKERS), f"killed: {dict(victims)}"
+        assert max(victims.values()) - min(victims.values()) <= 1, f"killed: {dict(victims)}"
 
 
 # --------------------------------------------------------------------------- 4. poison
 
 
 #: Valid responses per second in both phases of the poison test.
-VALID_RATE = 10.0
-#: The poisoning session: every poison message goes to its partition.
-POISON_SESSION = b"poison"
+VALID_RATE = 20.0
+#: Every poison message goes to this partition (a session named ``poison`` would).
+POISON_PARTITION = partition_of(b"poison", PARTITIONS)
+#: The poison test's stream TTL is one phase plus this: a hostile request's messages are
+#: spread over its whole phase, and the requests that never end must be swept in the test.
+POISON_TTL_MARGIN = 10.0
+#: The goal of the poison test: p99 latency with poison at most this times p99 without.
+POISON_P99_RATIO = 2.0
 
 
-def poison_messages(budget: int, seed: int, partition: int) -> list[Send]:
+@dataclass(frozen=True)
+class Poison:
+    """The hostile traffic of one round: its requests, each with the records it must end as
+    (:class:`tests.hostile.Outcome`), and their messages in the order they are sent."""
+
+    requests: list[Request]
+    sends: list[Send]
+
+    def prompt(self) -> set[str | bytes]:
+        """What identifies each record that comes without waiting for the stream TTL (every
+        one but those of the requests that never end)."""
+        return {identity(o) for r in self.requests if not r.kind.startswith("abandoned.")
+                for o in r.outcomes}
+
+    def every(self) -> set[str | bytes]:
+        return {identity(o) for r in self.requests for o in r.outcomes}
+
+
+def identity(outcome: Outcome) -> str | bytes:
+    """What identifies an expected record: its request id, or the raw value of a malformed
+    message without one (as :class:`tests.app.test_hostile_broker.Ledger` matches them)."""
+    found = outcome.request_id if outcome.request_id is not None else outcome.raw
+    assert found is not None, outcome
+    return found
+
+
+def poison_messages(budget: int, seed: int, partition: int, *, prefix: str = "p",
+                    abandon: bool = True) -> Poison:
     """Everything :mod:`tests.hostile` generates (the whole catalogue, then random kinds up to
-    ``budget`` messages), plus single Kafka messages as large as the worker's limits allow
-    (``max_response_bytes`` of :data:`tests.hostile.LIMITS`): one SSE line of that size, one
-    of random bytes, and one a byte over the limit. Messages keyed with an ordinary session
-    are re-keyed to the poisoning session; the keys that are the attack (none, empty, not
-    UTF-8, too long, at the limit) are kept. (An input message at the *broker's* size limit
-    has its own test: :func:`test_an_input_message_at_the_broker_limit_keeps_the_worker_up`.)
+    ``budget`` messages; with ``abandon``, the requests that never end too), plus single Kafka
+    messages as large as the worker's limits allow (``max_response_bytes`` of
+    :data:`tests.hostile.LIMITS`): one SSE line of that size, one of random bytes, and one a
+    byte over the limit; all of it on ``partition``, request ids starting with ``prefix``.
+    Every request keeps the key the generator gave it (its own session, so that a quarantine
+    of one holds no other, or the key that is the attack: none, empty, not UTF-8, too long,
+    at the limit), so its records are the ones :mod:`tests.hostile` expects. (An input
+    message at the *broker's* size limit has its own test:
+    :func:`test_an_input_message_at_the_broker_limit_keeps_the_worker_up`.)
     """
-    gen = Generator(seed, prefix="p")
+    gen = Generator(seed, prefix=prefix, abandon=abandon)
     requests = gen.hostile(budget)
-    out = [Send(POISON_SESSION if m.key is not None and m.key.startswith(b"s.p") else m.key,
-                m.value, m.headers, partition) for _, m in interleave(gen.rng, requests)]
+    order = interleave(gen.rng, requests)
     limit = LIMITS.max_response_bytes
     line = b'data: {"choices":[{"delta":{"content":"'
     tail = b'"}}]}\n\n'
     huge = [line + b"x" * (limit - len(line) - len(tail)) + tail, gen.rng.randbytes(limit),
             line + b"y" * (limit + 1 - len(line) - len(tail)) + tail]
     for n, value in enumerate(huge):
-        request = f"p-huge-{n}".encode()
-        out.insert(gen.rng.randrange(len(out)), Send(
-            POISON_SESSION, value, ((H_REQUEST_ID, request), (H_CHUNK_SEQ, b"0"),
-                                    (H_END, b"eof")), partition))
+        request_id = f"{prefix}huge-{n}"
+        session = f"s.{request_id}"
+        message = Message(session.encode(), value, ((H_REQUEST_ID, request_id.encode()),
+                                                    (H_CHUNK_SEQ, b"0"), (H_END, b"eof")))
+        outcome = gen.body_outcome(request_id, session, [value],
+                                   {"oversize", "malformed_chunk", "stream_closed"},
+                                   provider=None, model=None)
+        request = gen.request("huge_message", session, [message], outcome)
+        requests.append(request)
+        order.insert(gen.rng.randrange(len(order)), (request, message))
+    return Poison(requests, [Send(m.key, m.value, m.headers, partition) for _, m in order])
+
+
+def answered(seen: list[Seen]) -> set[str | bytes]:
+    """What identifies each record seen (as :meth:`Poison.prompt`)."""
+    out: set[str | bytes] = set()
+    for s in seen:
+        record = s.record or {}
+        if record.get("request_id"):
+            out.add(str(record["request_id"]))
+            continue
+        raw = record.get("raw_chunks") or []
+        if record.get("reason") == "malformed_message" and len(raw) == 1:
+            out.add(base64.b64decode(raw[0]["value_b64"]))
     return out
 
 
-def latencies(seen: list[Seen], plans: list[Planned], sent: dict[str, float]) -> list[float]:
-    """Per response: its last chunk's send → its record's read (the first copy)."""
+def round_done(valid: set[str], poison: set[str | bytes], worker: Worker,
+               seen: list[Seen]) -> bool:
+    """Whether every ``valid`` response has its record and every ``poison`` one (as
+    :func:`answered` names them) too; or the worker is gone (nothing more will come)."""
+    return ((valid <= {s.request_id for s in seen} and poison <= answered(seen))
+            or worker.process.poll() is not None)
+
+
+def latencies(seen: list[Seen], plans: list[Planned], sent: dict[str, float], *,
+              written: bool = False) -> list[float]:
+    """Per response: its last chunk's send → its record's read (the first copy); with
+    ``written``, → the record's Kafka timestamp instead (when the worker wrote it: the
+    same without the last hop to the test's reader)."""
     read: dict[str, float] = {}
     for s in seen:
         request = s.request_id
         if request is not None and request not in read:
-            read[request] = s.received
+            read[request] = s.created if written else s.received
     return [read[p.request] - sent[p.request] for p in plans
             if p.request in read and p.request in sent]
 
 
-@pytest.mark.timeout(300 + POISON_VALID * 0.5 + POISON_MESSAGES * 0.05)
+def slowest(seen: list[Seen], plans: list[Planned], producer: Producer | None,
+            count: int = 3) -> list[str]:
+    """The ``count`` slowest responses of a phase: when their end was sent (from the phase's
+    start) and their latency."""
+    if producer is None:
+        return []
+    read: dict[str, float] = {}
+    for s in seen:
+        if s.request_id is not None:
+            read.setdefault(s.request_id, s.received)
+    timed = sorted((read[p.request] - sent, sent - producer.started_at)
+                   for p in plans if p.request in read
+                   and (sent := producer.end_sent.get(p.request)) is not None)
+    return [f"{at:.2f}: {latency:.3f}" for latency, at in timed[-count:]]
+
+
+@dataclass
+class PoisonRound:
+    """One round of the poison test: a phase of valid traffic alone, then one with poison."""
+
+    clean: list[Planned]
+    mixed: list[Planned]
+    poison: Poison
+    schedule_clean: list[tuple[float, Send]]
+    #: The valid traffic of the phase with poison, and the poison: two clients (two
+    #: gateways), so that a valid message never waits behind a large poison message in the
+    #: test's own producer — only in the worker, which is what is measured.
+    schedule_mixed: list[tuple[float, Send]]
+    schedule_poison: list[tuple[float, Send]]
+    without: Producer | None = None
+    with_poison: Producer | None = None
+    poisoner: Producer | None = None
+
+
+def p99_ratio(base: list[float], load: list[float]) -> float:
+    if not base or not load:
+        return float("nan")
+    return percentile(load, 99) / percentile(base, 99)
+
+
+@pytest.mark.timeout(300 + POISON_ROUNDS * (POISON_VALID * 0.5 + POISON_MESSAGES * 0.05))
 def test_poison_isolation(kafka_bootstrap: str, tmp_path: Path) -> None:
     rng = random.Random(SEED + 4)
-    dep = TunedDeployment(kafka_bootstrap, tmp_path, partitions=PARTITIONS,
-                          extra_env=worker_env())
-    asyncio.run(dep.create_topics())
     seconds = max(10.0, POISON_VALID / VALID_RATE)
-    clean = corpus_responses(POISON_VALID, prefix="a", partitions=PARTITIONS, rng=rng,
-                             limits=LIMITS)
-    mixed = corpus_responses(POISON_VALID, prefix="m", partitions=PARTITIONS, rng=rng,
-                             limits=LIMITS)
-    poison = poison_messages(POISON_MESSAGES, SEED, partition_of(POISON_SESSION, PARTITIONS))
-    schedule_clean = paced(windowed(clean, 16, rng), seconds)
-    schedule_mixed = sorted([*paced(windowed(mixed, 16, rng), seconds),
-                             *paced(poison, seconds)], key=lambda item: item[0])
+    ttl = seconds + POISON_TTL_MARGIN
+    dep = TunedDeployment(kafka_bootstrap, tmp_path, partitions=PARTITIONS, ttl=ttl,
+                          sweep_interval=1.0, extra_env=worker_env())
+    asyncio.run(dep.create_topics())
+    rounds: list[PoisonRound] = []
+    for r in range(POISON_ROUNDS):
+        clean = corpus_responses(POISON_VALID, prefix=f"a{r}.", partitions=PARTITIONS,
+                                 rng=rng, limits=LIMITS)
+        mixed = corpus_responses(POISON_VALID, prefix=f"m{r}.", partitions=PARTITIONS,
+                                 rng=rng, limits=LIMITS)
+        # The requests that never end in the first round only: they are swept one TTL
+        # after their last chunk, while the next rounds run (or at the end, with one round).
+        poison = poison_messages(POISON_MESSAGES, SEED + r, POISON_PARTITION,
+                                 prefix=f"p{r}.", abandon=r == 0)
+        rounds.append(PoisonRound(clean, mixed, poison, paced(windowed(clean, 16, rng), seconds),
+                                  paced(windowed(mixed, 16, rng), seconds),
+                                  paced(poison.sends, seconds)))
+    warmup = corpus_responses(int(3 * VALID_RATE), prefix="w.", partitions=PARTITIONS,
+                              rng=rng, limits=LIMITS)
+    every: set[str | bytes] = set().union(*(rnd.poison.every() for rnd in rounds))
     watcher = Watcher(kafka_bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
     worker = Worker(dep, "w")
     try:
         worker.wait_ready()
-        without = Producer(kafka_bootstrap, dep.chunks, schedule_clean)
-        without.start()
-        without.finish(timeout=seconds + 120)
-        watcher.wait_requests(requests_of(clean), timeout=120)
-        with_poison = Producer(kafka_bootstrap, dep.chunks, schedule_mixed)
-        with_poison.start()
-        with_poison.finish(timeout=seconds + 180)
-        wait_all(watcher, mixed, timeout=180)
+        # A fresh worker's first seconds are slower (its producer meets each partition's
+        # leader, its first changelog writes): warm it up with valid traffic, not measured.
+        warm = Producer(kafka_bootstrap, dep.chunks, paced(windowed(warmup, 16, rng), 3.0))
+        warm.start()
+        warm.finish(timeout=120)
+        watcher.wait_for(partial(round_done, requests_of(warmup), set(), worker), timeout=120)
+        for rnd in rounds:
+            rnd.without = Producer(kafka_bootstrap, dep.chunks, rnd.schedule_clean)
+            rnd.without.start()
+            rnd.without.finish(timeout=seconds + 120)
+            watcher.wait_for(partial(round_done, requests_of(rnd.clean), set(), worker),
+                             timeout=120)
+            rnd.with_poison = Producer(kafka_bootstrap, dep.chunks, rnd.schedule_mixed)
+            rnd.poisoner = Producer(kafka_bootstrap, dep.chunks, rnd.schedule_poison)
+            rnd.poisoner.start()
+            rnd.with_poison.start()
+            rnd.with_poison.finish(timeout=seconds + 180)
+            rnd.poisoner.finish(timeout=seconds + 180)
+            # Every record of the round but the swept ones, before the next clean phase
+            # (the poison's a little longer at most: the check below names what is missing).
+            watcher.wait_for(partial(round_done, requests_of(rnd.mixed), set(), worker),
+                             timeout=180)
+            watcher.wait_for(partial(round_done, set(), rnd.poison.prompt(), worker),
+                             timeout=30)
+        watcher.wait_for(partial(round_done, set(), every, worker), timeout=ttl + 30)
+        time.sleep(IDLE)
         alive = worker.process.poll() is None
     finally:
         stop_all([worker])
@@ -595,27 +877,73 @@ def test_poison_isolation(kafka_bootstrap: str, tmp_path: Path) -> None:
 
     seen = watcher.seen()
     topics = dep.output_topics
-    verdict_clean = verify(seen, clean, topics)
-    verdict_mixed = verify(seen, mixed, topics)
-    base = latencies(seen, clean, without.end_sent)
-    load = latencies(seen, mixed, with_poison.end_sent)
-    p99_base, p99_load = percentile(base, 99), percentile(load, 99)
+    clean_plans = [p for rnd in rounds for p in rnd.clean]
+    mixed_plans = [p for rnd in rounds for p in rnd.mixed]
+    verdict_clean = verify(seen, clean_plans, topics)
+    verdict_mixed = verify(seen, mixed_plans, topics)
+    measured: list[tuple[list[float], list[float]]] = []
+    written: list[float] = []  # the same ratios, to the worker's write of each record
+    for rnd in rounds:
+        assert rnd.without is not None and rnd.with_poison is not None
+        measured.append((latencies(seen, rnd.clean, rnd.without.end_sent),
+                         latencies(seen, rnd.mixed, rnd.with_poison.end_sent)))
+        written.append(p99_ratio(
+            latencies(seen, rnd.clean, rnd.without.end_sent, written=True),
+            latencies(seen, rnd.mixed, rnd.with_poison.end_sent, written=True)))
+    ratios = [p99_ratio(base, load) for base, load in measured]
+    base_all = [x for base, _ in measured for x in base]
+    load_all = [x for _, load in measured for x in load]
+    # The goal on the p99 of every round's latencies together, with poison and without (the
+    # phases alternate, so a slow spell of the machine falls on both): one round's p99 is its
+    # third-slowest response, which a single pause of the machine decides.
+    ratio = p99_ratio(base_all, load_all)
+
+    # Every poison request: exactly the records tests.hostile expects (one each, as a rule),
+    # with the contract's headers and schema; nothing else but the valid responses' records.
+    poison_requests = [r for rnd in rounds for r in rnd.poison.requests]
+    ledger = Ledger(poison_requests)
+    valid_ids = requests_of(clean_plans) | requests_of(mixed_plans) | requests_of(warmup)
+    for s in seen:
+        if s.request_id not in valid_ids:
+            ledger.add(Out(Sink.ASSEMBLED if s.topic == dep.assembled else Sink.DEADLETTER,
+                           s.key, s.value, tuple(s.headers.items())))
+    checker = Checker.load()
+    by_reason = checker.ledger(ledger)
+    sends = [s for rnd in rounds for s in rnd.poison.sends]
+
     figures = Figures("poison_isolation")
-    figures.report("valid_responses_per_phase", len(clean))
+    figures.report("rounds", len(rounds))
+    figures.report("valid_responses_per_phase", POISON_VALID)
     figures.report("valid_rate_per_s", VALID_RATE)
-    figures.report("poison_messages", len(poison))
-    figures.report("poison_mb", sum(s.size() for s in poison) / 1e6, "MB")
-    figures.report("largest_poison_message_bytes", max(s.size() for s in poison))
+    figures.report("poison_requests", len(poison_requests))
+    figures.report("poison_messages", len(sends))
+    figures.report("poison_mb", sum(s.size() for s in sends) / 1e6, "MB")
+    figures.report("largest_poison_message_bytes", max(s.size() for s in sends))
     figures.equal("valid_lost", len(verdict_clean.lost) + len(verdict_mixed.lost), 0)
     figures.equal("valid_wrong", len(verdict_clean.wrong) + len(verdict_mixed.wrong), 0)
-    figures.report("latency_p50_without_poison_s", percentile(base, 50), "s")
-    figures.report("latency_p99_without_poison_s", p99_base, "s")
-    figures.report("latency_p50_with_poison_s", percentile(load, 50), "s")
-    figures.report("latency_p99_with_poison_s", p99_load, "s")
-    figures.at_most("p99_with_over_without", p99_load / p99_base if base and load
-                    else float("nan"), 2.0)
+    figures.equal("poison_records_missing", len(ledger.missing()), 0)
+    figures.equal("poison_records_unexpected", len(ledger.unexpected), 0)
+    figures.equal("poison_record_problems", len(checker.problems), 0)
+    figures.report("latency_p50_without_poison_s", percentile(base_all, 50), "s")
+    figures.report("latency_p99_without_poison_s", percentile(base_all, 99), "s")
+    figures.report("latency_p50_with_poison_s", percentile(load_all, 50), "s")
+    figures.report("latency_p99_with_poison_s", percentile(load_all, 99), "s")
+    figures.report("latency_p99_per_round_without_s",
+                   [round(percentile(base, 99), 3) for base, _ in measured], "s")
+    figures.report("latency_p99_per_round_with_s",
+                   [round(percentile(load, 99), 3) for _, load in measured], "s")
+    figures.report("p99_with_over_without_per_round", [round(x, 3) for x in ratios])
+    figures.report("p99_with_over_without_median_of_rounds", statistics.median(ratios))
+    figures.report("p99_with_over_without_per_round (to the worker's write)",
+                   [round(x, 3) for x in written])
+    figures.at_most("p99_with_over_without (every round together)", ratio, POISON_P99_RATIO)
     figures.equal("worker_survived", "yes" if alive else "no", "yes")
     figures.equal("worker_tracebacks", tracebacks(worker), 0)
+    figures.note("slowest_per_round (s after the phase start: latency s)", [
+        {"without": slowest(seen, rnd.clean, rnd.without),
+         "with": slowest(seen, rnd.mixed, rnd.with_poison)} for rnd in rounds])
+    figures.note("poison_records_by_reason", dict(sorted(by_reason.items())))
+    figures.note("poison_record_problems", checker.problems[:20])
     figures.note("worker_errors", worker_errors([worker]))
     figures.emit()
 
@@ -625,7 +953,13 @@ def test_poison_isolation(kafka_bootstrap: str, tmp_path: Path) -> None:
         assert verdict.conflicting == [], verdict.summary()
     assert alive, f"the worker died:\n{worker.tail(60)}"
     assert tracebacks(worker) == 0, worker.tail(80)
-    assert len(base) == len(clean) and len(load) == len(mixed)
+    assert checker.problems == [], "poison records not the expected ones:\n" + "\n".join(
+        checker.problems[:40])
+    assert [(len(base), len(load)) for base, load in measured] == [
+        (len(rnd.clean), len(rnd.mixed)) for rnd in rounds]
+    assert ratio <= POISON_P99_RATIO, (
+        f"p99 latency with poison over p99 without: {ratio:.2f} (every round together; per "
+        f"round {[round(x, 2) for x in ratios]}), goal at most {POISON_P99_RATIO:g}")
 
 
 #: An input value this large is accepted by a broker with Kafka's default
@@ -768,6 +1102,8 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
         topics = [dep.chunks, dep.assembled, dep.deadletter, *changelogs]
         replication = asyncio.run(_replication(cluster.bootstrap, topics))
         group_state, _ = group_assignment(cluster.bootstrap, dep.name, dep.chunks)
+        # A restart by the supervisor (a status-75 exit) is a kill between two copies too.
+        events = sorted([(stopped_at, f"broker kill (node {victim})"), *supervised.events])
     finally:
         producer.abort()
         supervised.close()
@@ -777,11 +1113,12 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
 
     seen = watcher.seen()
     verdict = verify(seen, plans, dep.output_topics)
+    windows = attribute(verdict.duplicates, events)
     figures = Figures("replication")
     figures.report("responses", len(plans))
     figures.report("brokers", len(cluster.nodes))
     figures.report("stopped_broker (group coordinator, SIGKILL)", victim)
-    common_figures(figures, verdict)
+    common_figures(figures, verdict, windows)
     figures.equal("changelog_replication_factor_min",
                   min((replication.get(t, (0, 0, None))[0] for t in changelogs), default=0), 3)
     figures.equal("topic_replication_factor_min",
@@ -798,14 +1135,15 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
     figures.equal("worker_tracebacks", sum(tracebacks(w) for w in workers), 0)
     figures.note("replication", {t: list(v) for t, v in replication.items()})
     figures.note("group_state_after", group_state)
-    figures.note("duplicates", attribute(verdict.duplicates, [(stopped_at, "broker kill")]))
-    figures.note("different_contents",
-                 copies_of(verdict.conflicts, [(stopped_at, "broker kill")])[:20])
+    figures.note("events", [(round(t - stopped_at, 3), label) for t, label in events])
+    figures.note("duplicates", windows[:40])
+    figures.note("different_contents", copies_of(verdict.conflicts, events)[:20])
     figures.note("lost", lost_details(verdict, plans, producer, stopped_at))
     figures.note("worker_errors", worker_errors(workers))
     figures.emit()
 
     common_asserts(verdict)
+    assert_explained(windows)
     assert set(replication) == set(topics), f"not described: {set(topics) - set(replication)}"
     assert {t: v[0] for t, v in replication.items()} == dict.fromkeys(topics, 3)
     assert {t: v[1] for t, v in replication.items()} == dict.fromkeys(topics, PARTITIONS)
