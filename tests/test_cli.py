@@ -101,18 +101,20 @@ def test_assemble_wire_names_the_wire_and_auto_is_the_only_one(tmp_path: Path) -
 
 
 def test_assemble_wire_refuses_an_unknown_name_listing_the_valid_ones() -> None:
-    for wire in ("openai-responses", "", "OPENAI-CHAT"):
+    for wire in ("openai-realtime", "", "OPENAI-CHAT"):
         done = toolwire("assemble", "-", "--wire", wire, stdin=GOOD)
         assert done.returncode == 2, wire
         assert done.stdout == b""
         assert (f"argument --wire: unknown wire {wire!r}: expected one of 'openai-chat', "
-                "'auto'").encode() in done.stderr
+                "'anthropic-messages', 'openai-responses', 'gemini', 'auto'").encode(
+                    ) in done.stderr
 
 
 def test_assemble_help_lists_the_wires() -> None:
     done = toolwire("assemble", "--help")
     assert b"--wire NAME" in done.stdout
-    assert b"openai-chat, auto (default auto" in b" ".join(done.stdout.split())
+    assert (b"openai-chat, anthropic-messages, openai-responses, gemini, auto (default auto: "
+            b"told by the body's first event)") in b" ".join(done.stdout.split())
 
 
 def test_assemble_wire_reads_the_body_as_that_wire(tmp_path: Path,
@@ -130,4 +132,5 @@ def test_assemble_wire_reads_the_body_as_that_wire(tmp_path: Path,
     other = orjson.loads(capsys.readouterr().out)
     assert (other["truncated"], len(other["tool_calls"])) == (False, 1)
     assert cli.main(["assemble", str(capture), "--wire", "nope"]) == 2
-    assert "expected one of 'openai-chat', 'test-wire', 'auto'" in capsys.readouterr().err
+    assert ("expected one of 'openai-chat', 'anthropic-messages', 'openai-responses', "
+            "'gemini', 'test-wire', 'auto'") in capsys.readouterr().err

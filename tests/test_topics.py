@@ -370,7 +370,7 @@ def _processor_only_dead_letters() -> Iterator[tuple[str, Output]]:
     yield "malformed_message (unknown end marker)", processor.handle(
         _message("bad-end", 0, GOOD, key="s-bad-end", end="finished"))[0]
     bad_wire = _message("bad-wire", 0, GOOD, key="s-bad-wire", offset=9, end="eof")
-    bad_wire.headers[messages.H_WIRE] = b"openai-responses"
+    bad_wire.headers[messages.H_WIRE] = b"openai-realtime"
     yield "malformed_message (unknown wire)", processor.handle(bad_wire)[0]
 
     processor.handle(_message("broken", 0, BROKEN, key="s-q", end="eof"))
@@ -442,8 +442,8 @@ def test_processor_only_dead_letters_match_the_contract(
     assert seen["malformed_message (no key, no headers)"]["request_id"] is None
     assert seen["malformed_message (no key, no headers)"]["raw_chunks"][0]["seq"] == -1
     bad_wire = seen["malformed_message (unknown wire)"]
-    assert bad_wire["wire"] == "openai-responses"
-    assert bad_wire["detail"].startswith("header wire: unknown wire 'openai-responses'")
+    assert bad_wire["wire"] == "openai-realtime"
+    assert bad_wire["detail"].startswith("header wire: unknown wire 'openai-realtime'")
     # Every dead letter of a response names the wire it was read as; a single message that
     # names none (no headers, a bad sequence number, the agent's last resort) names none.
     assert sorted(label for label, letter in seen.items() if "wire" not in letter) == [

@@ -30,32 +30,38 @@ from toolwire.core.wires import (
 )
 from toolwire.core.wires.chat_completions import ChatCompletions
 
+#: The registered wires as an error message lists them.
+VALID = "'openai-chat', 'anthropic-messages', 'openai-responses', 'gemini'"
 
-def test_the_registry_names_the_chat_completions_wire() -> None:
-    assert list(SUPPORTED_WIRES) == ["openai-chat"]
+
+def test_the_registry_names_every_wire() -> None:
+    assert list(SUPPORTED_WIRES) == [
+        "openai-chat", "anthropic-messages", "openai-responses", "gemini"]
     assert DEFAULT_WIRE == "openai-chat"
     assert SUPPORTED_WIRES["openai-chat"] is ChatCompletions
     assert isinstance(wire_named("openai-chat"), ChatCompletions)
     assert wire_named("openai-chat") is not wire_named("openai-chat")  # one per response
 
 
-@pytest.mark.parametrize("name", ["openai-responses", "", "OPENAI-CHAT", 7])
+@pytest.mark.parametrize("name", ["openai-realtime", "", "OPENAI-CHAT", 7])
 def test_an_unknown_wire_name_is_refused_with_the_valid_ones(name: object) -> None:
-    with pytest.raises(UnknownWire, match=r"expected one of 'openai-chat'") as raised:
+    with pytest.raises(UnknownWire, match=f"expected one of {VALID}") as raised:
         wire_named(name)  # type: ignore[arg-type]
     assert isinstance(raised.value, ValueError)
-    assert raised.value.valid == ["openai-chat"]
+    assert raised.value.valid == list(SUPPORTED_WIRES)
     refusals: list[Callable[[Any], object]] = [
         resolve_wire, lambda n: Options(wire=n), lambda n: Assembler(wire=n)]
     for refuse in refusals:
-        with pytest.raises(UnknownWire, match=r"'openai-chat', 'auto'"):
+        with pytest.raises(UnknownWire, match=r"'gemini', 'auto'"):
             refuse(name)
 
 
-def test_auto_is_the_only_wire() -> None:
+def test_auto_hands_the_body_to_the_wire_its_first_event_names() -> None:
     assert AUTO == "auto"
-    assert isinstance(resolve_wire("auto"), ChatCompletions)
-    assert isinstance(new_assembler(Options(wire="auto")).wire, ChatCompletions)
+    asm = new_assembler(Options(wire="auto"))
+    assert asm.wire.name == "auto"
+    asm.feed(body(chunk(content="hi")))
+    assert isinstance(asm.wire, ChatCompletions)
     stream = body(chunk(call(0, "call_1", "f", "{}"), finish="tool_calls"))
     assert assemble(stream, Options(wire="auto")) == assemble(stream)
 

@@ -173,7 +173,7 @@ def test_an_open_response_of_an_earlier_version_is_read_as_openai_chat(version: 
     assert replace(state, stored=None, segments=None) == OPEN
 
 
-@pytest.mark.parametrize("wire", ["anthropic-messages", "auto", "", 7, None])
+@pytest.mark.parametrize("wire", ["openai-realtime", "auto", "", 7, None])
 def test_an_open_response_of_a_wire_this_release_does_not_read_is_refused(wire: object) -> None:
     """A newer release may read more wires without a new format: its open responses are
     refused here, not read as Chat Completions."""

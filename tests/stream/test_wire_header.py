@@ -50,6 +50,9 @@ TOPIC = "llm.toolcalls.deadletter"
 CUT = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
            chunk(call(0, "", "", '"Paris"}'), finish="length"))
 
+#: The registered wires as an error message lists them.
+VALID = "'openai-chat', 'anthropic-messages', 'openai-responses', 'gemini'"
+
 
 class LengthMayRun(ChatCompletions):
     """Chat Completions where a ``length`` finish may run: another decision on one body."""
@@ -113,13 +116,13 @@ def test_the_header_naming_the_default_is_the_default() -> None:
             == record(named.publish("r1", GOOD, **{H_WIRE: "openai-chat"})[0]))
 
 
-@pytest.mark.parametrize("value", [b"openai-responses", b"OPENAI-CHAT", b"", b"\xff\xfe",
+@pytest.mark.parametrize("value", [b"openai-realtime", b"OPENAI-CHAT", b"", b"\xff\xfe",
                                    b"x" * 5000])
 def test_a_wire_this_worker_does_not_read_is_a_malformed_message(value: bytes) -> None:
     fault = read_envelope(message({H_WIRE: value})).fault
     assert fault is not None
     assert fault.startswith("header wire: unknown wire ")
-    assert fault.endswith("expected one of 'openai-chat'")
+    assert fault.endswith(f"expected one of {VALID}")
     assert len(fault) < 200  # the value is quoted bounded, not whole
     if len(value) < 64 and value.isascii():
         assert repr(value.decode()) in fault
@@ -139,7 +142,7 @@ def test_a_wire_this_worker_does_not_read_is_a_malformed_message(value: bytes) -
 
 def test_auto_is_no_wire_for_a_worker() -> None:
     fault = read_envelope(message({H_WIRE: b"auto"})).fault
-    assert fault == ("header wire: unknown wire 'auto': expected one of 'openai-chat' "
+    assert fault == (f"header wire: unknown wire 'auto': expected one of {VALID} "
                      "(auto is for toolwire assemble: a gateway names the wire it read)")
     with pytest.raises(UnknownWire):
         RequestMeta("r1", wire="auto")
@@ -168,8 +171,8 @@ def test_request_meta_sends_the_header_only_for_another_wire(test_wire: str) -> 
         (H_REQUEST_ID, b"r1"), (H_PROVIDER, b"deepseek"), (H_MODEL, b"m"),
         (H_DECLARED_TOOLS, b"a"), (H_WIRE, b"test-wire"), (H_CHUNK_SEQ, b"3"),
         (H_END, b"eof")]
-    with pytest.raises(UnknownWire, match="expected one of 'openai-chat', 'test-wire'"):
-        RequestMeta("r1", wire="openai-responses")
+    with pytest.raises(UnknownWire, match=f"expected one of {VALID}, 'test-wire'"):
+        RequestMeta("r1", wire="openai-realtime")
 
 
 # -- kept with the open response --------------------------------------------------------------
@@ -259,8 +262,8 @@ def test_a_message_dead_lettered_on_its_own_keeps_its_wire(test_wire: str) -> No
 
 
 def test_a_dead_letter_of_a_wire_this_release_does_not_read_is_not_replayed() -> None:
-    letter = {**record(World().publish("r1", BROKEN)[0]), "wire": "anthropic-messages"}
-    with pytest.raises(NotReplayable, match="'anthropic-messages', which this release"):
+    letter = {**record(World().publish("r1", BROKEN)[0]), "wire": "openai-realtime"}
+    with pytest.raises(NotReplayable, match="'openai-realtime', which this release"):
         replay_messages(stored(letter), TOPIC)
     with pytest.raises(NotReplayable):
         replay_meta(stored({**letter, "wire": 7}), TOPIC)
@@ -281,8 +284,8 @@ def test_show_assembles_under_the_dead_letters_wire(
 
 def test_show_of_an_unreadable_wire_says_so(monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    letter = {**record(World().publish("r1", BROKEN)[0]), "wire": "anthropic-messages"}
+    letter = {**record(World().publish("r1", BROKEN)[0]), "wire": "openai-realtime"}
     report, err = show(stored(letter), monkeypatch, capsys)
     assert report["record_today"] is None and report["replay_would_differ"] is True
-    assert "'anthropic-messages', which this release does not read" in report["notes"][0]
+    assert "'openai-realtime', which this release does not read" in report["notes"][0]
     assert "a replay is refused" in err

@@ -55,9 +55,9 @@ def add(sub: Subparsers) -> None:
                         "never made up")
     p.add_argument("--wire", type=wire_name, default=AUTO, metavar="NAME",
                    help="the wire the body is written in: one of "
-                        f"{', '.join([*SUPPORTED_WIRES, AUTO])} (default {AUTO}, which while "
-                        "Toolwire reads one wire is that wire); the pipeline reads it from the "
-                        f"chunks' wire header, whose absence means {DEFAULT_WIRE}")
+                        f"{', '.join([*SUPPORTED_WIRES, AUTO])} (default {AUTO}: told by the "
+                        "body's first event); the pipeline reads it from the chunks' wire "
+                        f"header, whose absence means {DEFAULT_WIRE}")
     p.add_argument("--request", dest="request_id", help="request id to put in the record")
     p.add_argument("--session", dest="session_id", help="session id to put in the record")
     p.add_argument("--provider", help="provider name to put in the record")

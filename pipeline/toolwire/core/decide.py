@@ -231,7 +231,8 @@ def decide(asm: Assembler, options: Options | None = None,
     reasoning = "".join(first.reasoning) if first and first.reasoning else None
     refusal = "".join(first.refusal) if first and first.refusal else None
     finish_reason = None if first is None else first.finish_reason
-    if (not asm.calls and content is None and reasoning is None and error_code is None
+    if (not asm.calls and not asm.server_calls and content is None and reasoning is None
+            and error_code is None
             and not truncated and policy.finish(finish_reason, has_calls=False) == "stop"):
         error_code = "EMPTY_RESPONSE"
         retryable = True

@@ -112,7 +112,9 @@ class Framer:
         if b"\r" in data:
             if data[-1:] == b"\r":
                 self._skip_lf = True
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            data = data.replace(b"\r\n", b"\n")
+            if b"\r" in data:  # a lone CR (old Mac framing): rare, so a second pass only then
+                data = data.replace(b"\r", b"\n")
         if b"\n" not in data:
             self._extend_tail(data, [])
             return []

@@ -17,7 +17,10 @@ from __future__ import annotations
 from typing import Final
 
 from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire
+from toolwire.core.wires.anthropic_messages import AnthropicMessages
 from toolwire.core.wires.chat_completions import ChatCompletions
+from toolwire.core.wires.gemini import Gemini
+from toolwire.core.wires.openai_responses import OpenAIResponses
 
 __all__ = ["AUTO", "DEFAULT_WIRE", "SUPPORTED_WIRES", "FinishPolicy", "ProviderError",
            "UnknownWire", "Wire", "check_wire_name", "resolve_wire", "wire_named"]
@@ -25,6 +28,9 @@ __all__ = ["AUTO", "DEFAULT_WIRE", "SUPPORTED_WIRES", "FinishPolicy", "ProviderE
 #: Every wire by its name.
 SUPPORTED_WIRES: Final[dict[str, type[Wire]]] = {
     ChatCompletions.name: ChatCompletions,
+    AnthropicMessages.name: AnthropicMessages,
+    OpenAIResponses.name: OpenAIResponses,
+    Gemini.name: Gemini,
 }
 DEFAULT_WIRE: Final = ChatCompletions.name
 #: The name that lets the body say which wire it is (see :func:`resolve_wire`).

@@ -263,19 +263,18 @@ def call(
     return entry
 
 
-def server_call(
-    index: int, call_id: str, name: str, arguments: str, arguments_json: bool
-) -> dict[str, Any]:
-    """An expected entry of ``server_tool_calls``: the call-object keys, ``index`` its ordinal
-    among server calls, ``type`` the block's own type (``server_tool_use``)."""
+def server_call(index: int, call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """An expected entry of ``server_tool_calls``, in the shape every wire shares:
+    ``{index, type, id, name, arguments, status}``.  ``index`` is its ordinal among server
+    calls, ``type`` the block's own type (``server_tool_use``) verbatim, ``arguments`` built by
+    the client-call rule; a ``server_tool_use`` block carries no status, so ``status`` is null."""
     return {
-        "choice": 0,
         "index": index,
+        "type": "server_tool_use",
         "id": call_id,
         "name": name,
-        "type": "server_tool_use",
         "arguments": arguments,
-        "arguments_json": arguments_json,
+        "status": None,
     }
 
 
@@ -798,7 +797,6 @@ def claude_web_search_then_client_tool() -> Capture:
                     "srvtoolu_01iqomkUig635ZqsfOj3iICF",
                     "web_search",
                     '{"query": "EUR to USD exchange rate today"}',
-                    True,
                 )
             ],
             usage={
@@ -887,14 +885,12 @@ def claude_pause_turn_server_tools() -> Capture:
                     "srvtoolu_01qrvlj9MJ9cn732T7VqCsxU",
                     "web_search",
                     '{"query": "PostgreSQL 18 release notes"}',
-                    True,
                 ),
                 server_call(
                     1,
                     "srvtoolu_01vGLAAQIzcY8QFPRDOyAjnE",
                     "web_search",
                     '{"query": "MySQL 9.5 release notes"}',
-                    True,
                 ),
             ],
             usage={
@@ -997,7 +993,6 @@ def programmatic_calls_caller_input_in_start() -> Capture:
                     '{"code": "import asyncio\\nrows = await asyncio.gather(*[query_database('
                     "sql=f\\\"SELECT SUM(amount) FROM sales WHERE region='{r}'\\\") for r in "
                     "['EU', 'US']])\\nprint(rows)\"}",
-                    True,
                 )
             ],
         ),
@@ -1104,8 +1099,9 @@ def eager_input_streaming_invalid_json() -> Capture:
 
 @case
 def proxy_tool_use_empty_id() -> Capture:
-    # A proxy forwards a tool_use block with "id": "".  Id synthesis is Gemini's alone, so even
-    # with synthesize_ids on, the call has no non-empty id -> missing_identity, missing [id].
+    # A proxy forwards a tool_use block with "id": "".  Without the operator's opt-in to id
+    # synthesis (TOOLWIRE_SYNTHESIZE_IDS, which applies to every wire), the call has no
+    # non-empty id -> missing_identity, missing [id].
     m = Message("msg_01cem69kvyXlnxmMslsP8Ur3", HAIKU, 640)
     usage = m.usage(41)
     b = body(
@@ -1117,13 +1113,11 @@ def proxy_tool_use_empty_id() -> Capture:
         m.end(),
     )
     return Capture(
-        description="tool_use with an empty id (synthesize_ids on, which this wire never uses).",
+        description="tool_use with an empty id (id synthesis off).",
         source=SPEC_ONLY,
         shape="proxy tool_use id ''",
-        proves="a call without a non-empty id is missing_identity; no id is synthesized on "
-        "this wire",
+        proves="a call without a non-empty id is missing_identity: an empty id is no id",
         body=b,
-        synthesize_ids=True,
         expect=dead_letter(
             "missing_identity",
             # The empty id is no id: recorded as null, like an id never sent.
@@ -1926,17 +1920,19 @@ def frames_after_message_stop() -> Capture:
 
 DECISIONS = [
     'Every record of this wire, dead letters included, carries `wire: "anthropic-messages"`.',
-    'Every client call (`tool_use`) has `type: "function"`, `choice: 0`; no call of this wire '
-    'is ever `id_synthesized` (synthesis is Gemini\'s only), so a `tool_use` with `id: ""` is '
-    "`missing_identity` even with `synthesize_ids` on (`proxy_tool_use_empty_id`).",
+    'Every client call (`tool_use`) has `type: "function"`, `choice: 0`; a call is '
+    "`id_synthesized` only under the operator's opt-in (`synthesize_ids`, per provider, on "
+    'every wire); without it a `tool_use` with `id: ""` is `missing_identity` '
+    "(`proxy_tool_use_empty_id`, run with synthesis off).",
     'A `tool_use` whose `id` is `""` has no id: the call records `id: null` (as an id never '
     'sent does on Chat Completions) and its dead letter says `missing: ["id"]`.',
     "`stop_details` (refusal category/explanation) is not part of the record; `error_code` stays "
     "`REFUSAL`.",
-    "`server_tool_calls` entries have the call-object keys `{choice: 0, index, id, name, type, "
-    "arguments, arguments_json}`: `index` is the ordinal among server calls, `type` the block's "
-    "own type (`server_tool_use`), `arguments` built by the same rule as client calls "
-    "(partial_json, else the start input as compact JSON). `*_tool_result` blocks (e.g. "
+    "`server_tool_calls` entries have the shape every wire shares, `{index, type, id, name, "
+    "arguments, status}`: `index` is the ordinal among server calls, `type` the block's own "
+    "type verbatim (`server_tool_use`; `mcp_tool_use` is a server call too), `arguments` built "
+    "by the same rule as client calls (partial_json verbatim, else the start input as compact "
+    "JSON), `status` null (these blocks carry none). `*_tool_result` blocks (e.g. "
     "`web_search_tool_result`) are not recorded anywhere. A dead letter's `calls` lists client "
     "calls only.",
     "`server_tool_calls` is `[]` when there is none; expectations assert it only where a capture "
@@ -1975,6 +1971,30 @@ DECISIONS = [
     "`repairs`, `chunks` and `bytes` are not asserted by this corpus (the issue defines no "
     "repairs for this wire, and whether pings, unknown events and trailers count as chunks is "
     "left to the wire module).",
+    "A `tool_use` (or server) block that sends no `input` at all (absent or null) has no start "
+    'arguments: without deltas its arguments are `""` (`arguments_json: false`); nothing is '
+    "made up.",
+    "An `error` event ends the response even while a delta is held for a block that has not "
+    "started: the provider error is the outcome (the stream was cut, so the block cannot be "
+    "said never to start); at `message_stop` a held delta is `malformed_chunk`.",
+    "A `message_stop` with no stop reason at all is finished by its calls (the neutral "
+    "default: `tool_calls` with calls, else `stop`).",
+]
+
+#: Expectations changed after the corpus was written, because a rule of the issue (or of the
+#: brief that assigned the wire) says otherwise; written into the README.
+CHANGES = [
+    "`server_tool_calls` entries (`claude_web_search_then_client_tool`, "
+    "`claude_pause_turn_server_tools`, `programmatic_calls_caller_input_in_start`): were "
+    "`{choice, index, id, name, type, arguments, arguments_json}`; now `{index, type, id, "
+    "name, arguments, status}` with `status: null`, because server calls are one shape on "
+    "every wire (the record's `ServerCall` contract). Their ids, names, indexes and arguments "
+    "are unchanged: a streamed `partial_json` stays verbatim (the contract's arguments are "
+    '"what the provider sent, as text; compact JSON when it sent an object"), so only a start '
+    "`input` object is written as compact JSON.",
+    "`proxy_tool_use_empty_id` now runs with `synthesize_ids` off (settled by the lead: the "
+    "opt-in to id synthesis applies to every wire, as `decide` does); its expectation is "
+    "unchanged.",
 ]
 
 
@@ -1999,6 +2019,8 @@ ASSEMBLED_KEYS = (
 DEAD_LETTER_KEYS = ("reason", "calls")
 #: The keys of every call object (provider_fields only when it applies).
 CALL_KEYS = ("choice", "index", "id", "name", "type", "arguments", "arguments_json")
+#: The keys of every server call entry: one shape on every wire.
+SERVER_CALL_KEYS = ("index", "type", "id", "name", "arguments", "status")
 
 
 def incomplete(capture: Capture) -> list[str]:
@@ -2011,7 +2033,7 @@ def incomplete(capture: Capture) -> list[str]:
         lists = {
             "tool_calls": CALL_KEYS,
             "withheld_tool_calls": CALL_KEYS,
-            "server_tool_calls": CALL_KEYS,
+            "server_tool_calls": SERVER_CALL_KEYS,
         }
         finish = expect.get("finish")
         if finish not in FINISHES:
@@ -2090,6 +2112,8 @@ def readme(captures: list[Capture]) -> str:
         "",
     ]
     lines += [f"- {d}" for d in DECISIONS]
+    lines += ["", "Expectations changed since the corpus was written, and why:", ""]
+    lines += [f"- {c}" for c in CHANGES]
     return "\n".join(lines) + "\n"
 
 
