@@ -30,12 +30,7 @@ from toolwire.tools.captures import Capture, load
 WIRE = "gemini"
 FOLDER = Path(__file__).parent / "corpus_wires" / WIRE
 #: Captures the wire cannot meet without the neutral core, and what the core lacks.
-BLOCKED: dict[str, str] = {
-    "gemini_json_array_body": (
-        "the framer drops every line that is not an SSE field, so a JSON-array body reaches "
-        "the wire as no event at all, the same as an empty body (stream_closed); the neutral "
-        "framer must report a non-SSE body for it to be malformed_chunk"),
-}
+BLOCKED: dict[str, str] = {}
 
 
 def _captures() -> Iterator[Capture]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from toolwire.core import Assembler, Limits, Options, assemble
-from toolwire.core.errors import Oversize
-from toolwire.core.framing import Framer, LineOversize, NamedEvent, event_name
+from toolwire.core.errors import MalformedChunk, Oversize
+from toolwire.core.framing import BOM, Framer, LineOversize, NamedEvent, event_name
 from toolwire.core.wires.chat_completions import DONE, ChatCompletions
 
 
@@ -181,3 +181,50 @@ def test_an_overlong_line_fails_the_response_after_the_events_before_it() -> Non
     assert (whole["reason"], whole["chunks"]) == ("oversize", 1)
     sliced = assemble([body[i:i + 7] for i in range(0, len(body), 7)], options)
     assert {**sliced, "detail": None} == {**whole, "detail": None}
+
+
+def _json_body(*slices: bytes) -> tuple[str | None, int | None, str | None]:
+    """How the framer took the body for JSON (its opening), at which slice it said so, why."""
+    framer = Framer(1 << 20)
+    for at, piece in enumerate(slices):
+        try:
+            framer.feed(piece)
+        except MalformedChunk as raised:
+            assert framer.json_body is not None and framer.closed
+            assert framer.feed(b"data: x\n\n") == []  # nothing after it is read
+            return framer.json_body, at, raised.detail
+    assert framer.json_body is None
+    return framer.json_body, None, None
+
+
+@pytest.mark.parametrize(("body", "opening", "kind"), [
+    (b'[{\n  "candidates": []\n}\n,\r\n{\n  "candidates": []\n}\n]', "[", "a JSON array"),
+    (b'\xef\xbb\xbf \r\n\n\t{"error": {"code": 503, "status": "UNAVAILABLE"}}', "{",
+     "a JSON object"),
+    (b"[", "[", "a JSON array"),
+], ids=["gemini-array", "bom-blank-lines-object", "one-byte"])
+def test_a_json_body_is_told_at_its_first_non_blank_character_however_sliced(
+        body: bytes, opening: str, kind: str) -> None:
+    """A body whose first non-blank character is ``[`` or ``{`` is JSON, not SSE: told at the
+    slice holding that character, with the same detail, however the body is sliced."""
+    first = len(body) - len(body.removeprefix(BOM).lstrip(b" \t\r\n"))
+    whole = _json_body(body)
+    assert whole[:2] == (opening, 0)
+    assert whole[2] is not None and whole[2].startswith(f"the body is not SSE ({kind}")
+    for cut in range(len(body) + 1):
+        assert _json_body(body[:cut], body[cut:]) == (opening, int(cut <= first), whole[2])
+    assert _json_body(*bytewise(body)) == (opening, first, whole[2])
+
+
+@pytest.mark.parametrize("body", [
+    b'data: {"candidates": []}\n\n[{"not": "the first line"}]\n',
+    b': keep-alive\n\n{"a": 1}\ndata: x\n\n',
+    b'  data: [1]\n\n',  # a field named "  data": ignored, but not JSON
+    b"\xef\xbb\xbf\r\n\r\n",
+    b"",
+], ids=["data-first", "comment-first", "indented-field", "bom-and-blank-only", "empty"])
+def test_a_body_is_json_only_when_its_first_non_blank_character_says_so(body: bytes) -> None:
+    assert _json_body(body) == (None, None, None)
+    for cut in range(len(body) + 1):
+        assert _json_body(body[:cut], body[cut:]) == (None, None, None)
+    assert _json_body(*bytewise(body)) == (None, None, None)

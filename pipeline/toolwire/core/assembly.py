@@ -21,12 +21,19 @@ from typing import Final, Literal
 import orjson
 
 from toolwire.core.completeness import Completeness
-from toolwire.core.errors import DeadLetter, InternalError, Oversize, malformed
+from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize, malformed
 from toolwire.core.framing import Framer, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import ServerCall
-from toolwire.core.wires import DEFAULT_WIRE, ProviderError, Wire, resolve_wire
+from toolwire.core.wires import (
+    AUTO,
+    DEFAULT_WIRE,
+    SUPPORTED_WIRES,
+    ProviderError,
+    Wire,
+    resolve_wire,
+)
 
 log = logging.getLogger("toolwire.assembly")
 
@@ -49,6 +56,14 @@ def _carried_size(value: object) -> int | None:
         return len(orjson.dumps([[value]])) - 4
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return None
+
+
+def _json_framed(opening: str, wire: Wire) -> Wire:
+    """The wire whose API frames a stream as JSON opening with ``opening``, else ``wire``."""
+    for named in SUPPORTED_WIRES.values():
+        if named.json_framing == opening:
+            return named()
+    return wire
 
 
 class Call:
@@ -171,6 +186,13 @@ class Assembler:
                 if not self.ended:
                     raise
                 return
+            except MalformedChunk:
+                # The body is not SSE (a JSON body, told by its first non-blank character): no
+                # event can say the wire, so ``auto`` takes the one whose API frames a stream
+                # that way (Gemini without ?alt=sse), as a named wire would give the record.
+                if self.framer.json_body is not None and self.wire.name == AUTO:
+                    self.wire = _json_framed(self.framer.json_body, self.wire)
+                raise
             if events:
                 self._apply(events)
         except DeadLetter as failure:

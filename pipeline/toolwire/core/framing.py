@@ -16,17 +16,31 @@ An event is its data as ``bytes``. An event that had an ``event:`` line is a
 its payload, where a pair would cost a tuple per event and an unpack in every wire's loop; a
 wire tells the two apart with one ``type`` check, and the list is a ``list[bytes]`` either way.
 As in the SSE specification, ``event: message`` (or an empty name) is the default type: no name.
+
+A body whose first non-blank character is ``[`` or ``{`` is JSON, not SSE (Gemini's
+``streamGenerateContent`` without ``?alt=sse`` sends a JSON array; a non-streaming response or
+an error body is an object). Read as SSE, its lines are all unknown fields, dropped one by one,
+and the body would look empty. The framer tells it where it reads the body's opening (the BOM
+check, once per body), never on the lines of an SSE body: it sets :attr:`Framer.json_body` (the
+opening character) and raises :class:`~toolwire.core.errors.MalformedChunk`, on every wire (each
+is SSE).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from toolwire.core.errors import Oversize
+from toolwire.core.errors import MalformedChunk, Oversize
 
 BOM: Final = b"\xef\xbb\xbf"
 #: The SSE default event type: an ``event:`` line naming it (or naming nothing) is no name.
 _DEFAULT_TYPES: Final = (b"", b"message")
+#: JSON's whitespace: what may come before the ``[`` or ``{`` of a JSON body.
+_JSON_SPACE: Final = b" \t\r\n"
+#: How each opening reads, for the dead letter's detail.
+_JSON_OPENINGS: Final = {
+    b"[": "a JSON array, as Gemini's streamGenerateContent sends without ?alt=sse",
+    b"{": "a JSON object, as a non-streaming response or an error body is"}
 
 
 class NamedEvent(bytes):
@@ -66,8 +80,8 @@ class LineOversize(Oversize):
 class Framer:
     """Turns body slices into SSE events (the joined ``data:`` lines of each, and its name)."""
 
-    __slots__ = ("_data", "_data_len", "_event", "_head", "_max_line", "_skip_lf", "_tail",
-                 "_tail_len", "closed")
+    __slots__ = ("_data", "_data_len", "_event", "_head", "_max_line", "_opening", "_skip_lf",
+                 "_tail", "_tail_len", "closed", "json_body")
 
     def __init__(self, max_line_bytes: int) -> None:
         self._max_line = max_line_bytes
@@ -81,6 +95,11 @@ class Framer:
         self._skip_lf = False
         #: Bytes seen before the BOM check could decide (``None`` once decided).
         self._head: bytes | None = b""
+        #: The body's first non-blank character is still to come (BOM check, JSON check).
+        self._opening = True
+        #: The body's first non-blank character when it is ``[`` or ``{`` (a JSON body, not
+        #: SSE); ``None`` otherwise, and while the body has been blank so far.
+        self.json_body: str | None = None
         #: The ``event:`` name of the event being read, when it has one.
         self._event: str | None = None
         #: The wire ended the body (:meth:`close`): the rest is ignored.
@@ -89,20 +108,15 @@ class Framer:
     def feed(self, data: bytes) -> list[bytes]:
         """Return the events that this slice completes, in order.
 
-        An overlong line raises :class:`LineOversize`, carrying the events before it.
+        An overlong line raises :class:`LineOversize`, carrying the events before it; a JSON
+        body raises :class:`~toolwire.core.errors.MalformedChunk` (:attr:`json_body`).
         """
         if self.closed or not data:
             return []
-        if self._head is not None:
-            data = self._head + data
-            if len(data) < len(BOM) and BOM.startswith(data):
-                self._head = data
+        if self._opening:
+            data = self._open(data)
+            if not data:
                 return []
-            self._head = None
-            if data.startswith(BOM):
-                data = data[len(BOM):]
-                if not data:
-                    return []
         if self._skip_lf:
             self._skip_lf = False
             if data[:1] == b"\n":
@@ -131,6 +145,32 @@ class Framer:
         if last:
             self._extend_tail(last, events)
         return events
+
+    def _open(self, data: bytes) -> bytes:
+        """The body's opening: drop a BOM, and tell a JSON body by its first non-blank byte.
+
+        Returns what is left to frame (nothing while a BOM may still be arriving). Whitespace
+        before the first non-blank byte is framed as usual (blank lines), so the check never
+        holds bytes back and gives the same answer however the body is sliced.
+        """
+        if self._head is not None:
+            data = self._head + data
+            if len(data) < len(BOM) and BOM.startswith(data):
+                self._head = data
+                return b""
+            self._head = None
+            if data.startswith(BOM):
+                data = data[len(BOM):]
+        first = data.lstrip(_JSON_SPACE)[:1]
+        if first:
+            self._opening = False
+            kind = _JSON_OPENINGS.get(first)
+            if kind is not None:
+                self.json_body = first.decode()
+                self.close()
+                raise MalformedChunk(f"the body is not SSE ({kind}): its first non-blank "
+                                     f"character is {self.json_body!r}")
+        return data
 
     def _extend_tail(self, piece: bytes, events: list[bytes]) -> None:
         self._tail.append(piece)

@@ -97,6 +97,10 @@ class Wire(ABC):
     #: ``Options.synthesize_ids`` says (Gemini before 3 never sends one: the wire defines no
     #: id to wait for, so a missing one is not a fault of the stream).
     synthesizes_ids: ClassVar[bool] = False
+    #: The first character of the JSON a body of this API is when it is not SSE at all (a
+    #: client that forgot ``?alt=sse``): ``auto`` names such a body's wire by it, though the
+    #: body is still a ``malformed_chunk`` (see :mod:`toolwire.core.framing`).
+    json_framing: ClassVar[str | None] = None
 
     @abstractmethod
     def apply(self, asm: Assembler, events: list[bytes]) -> None:

@@ -45,7 +45,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from itertools import pairwise
-from typing import TYPE_CHECKING, Final, TypedDict, cast
+from typing import TYPE_CHECKING, ClassVar, Final, TypedDict, cast
 
 import orjson
 from orjson import JSONDecodeError, loads
@@ -287,6 +287,10 @@ class Gemini(Wire):
         no_reason="other",
     )
     synthesizes_ids = True
+    #: Without ``?alt=sse`` the endpoint frames its chunks as one JSON array, which no other
+    #: wire's API sends for a stream: ``auto`` takes such a body for Gemini's (it is still a
+    #: ``malformed_chunk``: the body is not SSE; see :mod:`toolwire.core.framing`).
+    json_framing: ClassVar[str | None] = "["
 
     def __init__(self) -> None:
         #: The assembler this wire reads into (known from the first slice on).
