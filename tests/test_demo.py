@@ -28,7 +28,8 @@ def test_demo_prints_the_table_and_leaves_no_process(kafka_bootstrap: str,
     rows = {line.split()[0]: line for line in done.stdout.splitlines()[2:]}
     assert set(rows) == {"01_normal_call", "02_parallel_calls", "03_empty_string_continuations",
                          "04_null_continuations", "05_identity_never_sent", "06_truncated_call",
-                         "07_text_answer"}
+                         "07_text_answer", "08_anthropic_parallel_calls",
+                         "09_responses_parallel_calls", "10_gemini_same_name_calls"}
     assert "get_weather call_00_" in rows["01_normal_call"]
     assert "empty identity ignored" in rows["03_empty_string_continuations"]
     assert "null identity ignored" in rows["04_null_continuations"]
@@ -36,6 +37,17 @@ def test_demo_prints_the_table_and_leaves_no_process(kafka_bootstrap: str,
     assert "missing_identity" in rows["05_identity_never_sent"]
     assert "truncated" in rows["06_truncated_call"]
     assert "Hello" in rows["07_text_answer"]
+    # One sample per wire, published with the wire header its first event tells.
+    assert " anthropic-messages " in rows["08_anthropic_parallel_calls"]
+    assert "get_weather toolu_01UGVzZ6RSYOuRBkdCQ3uBP3" in rows["08_anthropic_parallel_calls"]
+    assert "get_local_time toolu_01q32GjCIhvIpHsrI8GVQnbK" in rows["08_anthropic_parallel_calls"]
+    assert " openai-responses " in rows["09_responses_parallel_calls"]
+    assert "get_weather call_Zt3cN6wP9kV2xM5qR8sJ1bFg" in rows["09_responses_parallel_calls"]
+    assert " gemini " in rows["10_gemini_same_name_calls"]
+    assert ("search_docs call_7719040, search_docs call_7719041"
+            in rows["10_gemini_same_name_calls"])  # two calls, never merged
+    assert all(" openai-chat " in rows[f"0{n}_" + name] for n, name in (
+        (1, "normal_call"), (7, "text_answer")))
     pid = int(done.stderr.split("worker started (pid ")[1].split(",")[0])
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(
     ).lower(), "the demo left its worker running"

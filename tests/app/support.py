@@ -195,10 +195,15 @@ def request_chunks(session: str, request: str, pieces: Iterable[bytes], *,
     return chunks
 
 
+def with_header(chunks: list[Chunk], name: str, value: str) -> list[Chunk]:
+    """The same messages with one more header."""
+    return [Chunk(c.session, c.request, c.seq, c.value, c.end, c.tools,
+                  (*c.extra_headers, (name, value.encode()))) for c in chunks]
+
+
 def with_provider(chunks: list[Chunk], name: str) -> list[Chunk]:
     """The same messages with a ``provider`` header."""
-    return [Chunk(c.session, c.request, c.seq, c.value, c.end, c.tools,
-                  (*c.extra_headers, ("provider", name.encode()))) for c in chunks]
+    return with_header(chunks, "provider", name)
 
 
 def interleave(*streams: list[Chunk]) -> list[Chunk]:

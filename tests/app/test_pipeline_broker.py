@@ -25,13 +25,17 @@ from tests.app.support import (
     produce,
     request_chunks,
     topic_bytes,
+    with_header,
     with_provider,
 )
 from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
 from toolwire.core import Provenance, assemble
-from toolwire.stream.messages import H_CHUNK_SEQ, H_CONTROL, idempotency_key
+from toolwire.core.wires import DEFAULT_WIRE
+from toolwire.stream.messages import H_CHUNK_SEQ, H_CONTROL, H_WIRE, idempotency_key
 from toolwire.stream.state import DoneMarker, decode_response, segment_key
+from toolwire.tools.captures import Capture
+from toolwire.tools.captures import load as load_captures
 
 pytestmark = pytest.mark.broker
 
@@ -93,35 +97,41 @@ def run(dep: Deployment, chunks: list[Chunk], until: int, idle: float = 3.0
     return by_request
 
 
-def test_every_capture_in_several_slicings_interleaved_yields_its_record_exactly_once(
-        kafka_bootstrap: str, tmp_path: Path) -> None:
+def _through_a_worker(kafka_bootstrap: str, tmp_path: Path, captures: list[Capture],
+                      ways: tuple[str, ...]) -> None:
+    """Every capture, cut each of ``ways``, interleaved through one worker: each request's
+    record exactly once, equal to what ``toolwire assemble`` makes of the whole body."""
     dep = Deployment(kafka_bootstrap, tmp_path, partitions=3)
     asyncio.run(dep.create_topics())
-    strict_dep = Deployment(kafka_bootstrap, tmp_path / "strict", partitions=3)
+    cuts = {"events": events, "s7": lambda b: slices(b, 7), "s64": lambda b: slices(b, 64)}
     streams: list[list[Chunk]] = []
     expected: dict[str, tuple[str, dict[str, Any]]] = {}
-    for n, capture in enumerate(CAPTURES):
+    for n, capture in enumerate(captures):
         if capture.options.strict:
             continue  # strict is a deployment setting: covered by the processor tests
         tools = (None if capture.options.declared_tools is None
                  else tuple(sorted(capture.options.declared_tools)))
-        for way, pieces in (("events", events(capture.body)), ("s7", slices(capture.body, 7)),
-                            ("s64", slices(capture.body, 64))):
-            request = f"{capture.name}-{way}"
+        wire = capture.options.wire
+        for way in ways:
+            # Named by wire too: two corpora may hold a capture of the same name.
+            request = (f"{capture.name}-{way}" if wire == DEFAULT_WIRE
+                       else f"{wire}-{capture.name}-{way}")
             # Few sessions, so requests share partitions; each request its own session, so a
             # dead letter's quarantine holds no other capture.
-            stream = request_chunks(f"{request}-s{n}", request, pieces, tools=tools)
+            stream = request_chunks(f"{request}-s{n}", request, cuts[way](capture.body),
+                                    tools=tools)
+            if wire != DEFAULT_WIRE:
+                stream = with_header(stream, H_WIRE, wire)
+            provider = None
             if capture.options.synthesize_ids:
                 # The worker synthesizes ids for this provider only, seeded by the request id.
-                stream = with_provider(stream, SYNTHESIZING_PROVIDER)
-                record = assemble(capture.body, capture.options, Provenance(
-                    request_id=request, provider=SYNTHESIZING_PROVIDER))
-            else:
-                record = assemble(capture.body, capture.options)
+                provider = SYNTHESIZING_PROVIDER
+                stream = with_provider(stream, provider)
+            record = assemble(capture.body, capture.options,
+                              Provenance(request_id=request, provider=provider))
             topic = dep.assembled if record["outcome"] == "assembled" else dep.deadletter
             streams.append(stream)
             expected[request] = (topic, record)
-    del strict_dep
     worker = Worker(dep)
     try:
         worker.wait_ready()
@@ -139,6 +149,26 @@ def test_every_capture_in_several_slicings_interleaved_yields_its_record_exactly
         assert r["_topic"] == topic, r["request_id"]
         assert comparable(r) == comparable(want), r["request_id"]
         assert r["_headers"]["idempotency-key"] == idempotency_key(r["request_id"])
+
+
+def test_every_capture_in_several_slicings_interleaved_yields_its_record_exactly_once(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    _through_a_worker(kafka_bootstrap, tmp_path, CAPTURES, ("events", "s7", "s64"))
+
+
+#: The corpora of the other wires (tests/core/corpus_wires/WIRE), each capture naming its wire.
+WIRE_CAPTURES = [c for folder in sorted((Path(__file__).parents[1] / "core" /
+                                         "corpus_wires").iterdir()) if folder.is_dir()
+                 for c in load_captures(folder)]
+
+
+def test_every_wire_corpus_through_a_worker_yields_what_assemble_does(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Anthropic Messages, OpenAI Responses and Gemini bodies with their wire header, cut per
+    event and in 7-byte slices, interleaved with each other through one worker."""
+    assert {c.options.wire for c in WIRE_CAPTURES} == {
+        "anthropic-messages", "openai-responses", "gemini"}
+    _through_a_worker(kafka_bootstrap, tmp_path, WIRE_CAPTURES, ("events", "s7"))
 
 
 def test_duplicate_chunks_are_skipped(deployment: tuple[Deployment, Worker]) -> None:

@@ -26,6 +26,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from toolwire.broker.local import BrokerError, stop
 from toolwire.config.security import client_options
 from toolwire.config.settings import Settings, child_environment
+from toolwire.core.wires import AUTO
 from toolwire.publish import PublishError, publish_captures
 from toolwire.tools.connect import resolve_bootstrap
 from toolwire.tools.topics import (
@@ -122,12 +123,12 @@ async def wait_for(bootstrap: str, start: dict[TopicPartition, int], requests: s
 
 def table(rows: list[dict[str, Any]], order: list[str]) -> str:
     """A fixed-width table: sample, topic, outcome, finish reason, calls, why."""
-    lines = [("sample", "topic", "outcome", "finish", "tool calls (name id)", "note")]
+    lines = [("sample", "wire", "topic", "outcome", "finish", "tool calls (name id)", "note")]
     for request in order:
         r = next((x for x in rows if x["request_id"] == request), None)
         sample = request.split("--", 1)[1]
         if r is None:
-            lines.append((sample, "-", "MISSING", "-", "-", "no record within the timeout"))
+            lines.append((sample, "-", "-", "MISSING", "-", "-", "no record within the timeout"))
             continue
         calls = r.get("tool_calls") or r.get("withheld_tool_calls") or r.get("calls") or []
         shown = ", ".join(f"{c.get('name') or '∅'} {c.get('id') or '∅'}" for c in calls) or "-"
@@ -145,13 +146,13 @@ def table(rows: list[dict[str, Any]], order: list[str]) -> str:
                         if n]
             if repaired:
                 note += " (repaired: " + ", ".join(repaired) + ")"
-        lines.append((sample, r["_topic"].rsplit(".", 1)[-1], r["outcome"],
+        lines.append((sample, str(r.get("wire")), r["_topic"].rsplit(".", 1)[-1], r["outcome"],
                       str(r.get("finish_reason")), shown, note))
-    widths = [max(len(line[i]) for line in lines) for i in range(5)]
+    widths = [max(len(line[i]) for line in lines) for i in range(6)]
     out = []
     for n, line in enumerate(lines):
-        cells = [c.ljust(w) for c, w in zip(line[:5], widths, strict=True)]
-        note = line[5] if len(line[5]) <= 90 else line[5][:89] + "…"
+        cells = [c.ljust(w) for c, w in zip(line[:6], widths, strict=True)]
+        note = line[6] if len(line[6]) <= 90 else line[6][:89] + "…"
         out.append("  ".join([*cells, note]).rstrip())
         if n == 0:
             out.append("  ".join("-" * w for w in [*widths, 4]))
@@ -192,9 +193,10 @@ def _run(timeout: float, keep_broker: bool) -> int:
         for path in sample_paths():
             request = f"demo-{run_id}--{path.stem}"
             order.append(request)
+            # The wire header each body's first event tells (as a gateway would name it).
             asyncio.run(publish_captures(bootstrap, settings.topic_chunks, [path],
                                          session=f"demo-{run_id}-{path.stem}", request=request,
-                                         provider="demo", security=security))
+                                         provider="demo", security=security, wire=AUTO))
         say(f"published {len(order)} sample responses; waiting for the worker's records…")
         rows = asyncio.run(wait_for(bootstrap, start, set(order), timeout, worker, security))
         print(table(rows, order))
