@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolwire",
         description=(
-            "Toolwire turns streamed LLM chat-completion chunks into complete, trustworthy "
+            "Toolwire turns streamed LLM responses (Chat Completions, Anthropic Messages, OpenAI "
+            "Responses, Gemini) into complete, trustworthy "
             "tool calls, and quarantines what cannot be trusted on a dead-letter topic."),
         epilog=("exit status of every command: 0 ok, 1 the command's negative outcome "
                 "(a dead letter, a failure it explains), 2 usage error, 130 interrupted; "

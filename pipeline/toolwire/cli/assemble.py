@@ -27,7 +27,7 @@ def add(sub: Subparsers) -> None:
         "assemble",
         help="assemble one captured response body offline and print its record",
         description=(
-            "Read the raw bytes of one streamed chat-completion HTTP body (SSE, exactly as "
+            "Read the raw bytes of one streamed LLM response body (SSE, exactly as "
             "received) and print one JSON record: the assembled response, or the dead letter "
             "that explains why it cannot be trusted. It is the same record the pipeline "
             "publishes, so any pipeline decision can be reproduced offline from a capture. "

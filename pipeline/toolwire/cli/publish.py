@@ -52,7 +52,7 @@ def milliseconds(text: str) -> float:
     return value
 
 DESCRIPTION = f"""\
-Publish captured chat-completion response bodies to the input topic of the pipeline, exactly
+Publish captured LLM response bodies (any wire: --wire) to the input topic of the pipeline, exactly
 as a gateway relaying the live stream would: one request per CAPTURE file, all in session S.
 
 Each request becomes a run of Kafka messages:

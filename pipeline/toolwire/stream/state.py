@@ -245,7 +245,7 @@ def decode_response(raw: bytes) -> ResponseState:
     if kind == "open":
         tools = value.get("tools")
         identity = value.get("identity")
-        wire = value.get("wire", DEFAULT_WIRE)  # absent before version 3: the only wire
+        wire = value.get("wire", DEFAULT_WIRE)  # absent before version 3: Chat Completions
         if type(wire) is not str or wire not in SUPPORTED_WIRES:
             # Written by a release that reads more wires (adding a wire changes no format):
             # refused here, before its chunks are read under the wrong rules.

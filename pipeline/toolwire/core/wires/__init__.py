@@ -62,7 +62,8 @@ def check_wire_name(name: str) -> None:
 
 
 def resolve_wire(name: str) -> Wire:
-    """The wire for ``name``: a registered name, or ``auto`` (the only wire, while one is)."""
+    """The wire for ``name``: a registered name, or ``auto`` (the wire the first event tells;
+    the only wire, when one is registered)."""
     wire = SUPPORTED_WIRES.get(name) if type(name) is str else None
     if wire is not None:  # once per response: the common case first
         return wire()
