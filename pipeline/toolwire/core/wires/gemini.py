@@ -44,8 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from itertools import pairwise
-from typing import TYPE_CHECKING, ClassVar, Final, TypedDict, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypedDict, cast
 
 import orjson
 from orjson import JSONDecodeError, loads
@@ -74,8 +73,12 @@ HTTP_STATUSES: Final = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "P
                         503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
 #: The type of a provider-run tool part, kept verbatim as the server call's ``type``.
 SERVER_PART: Final = "executableCode"
-#: One step of a ``partialArgs`` JSON path: ``.key``, ``[N]``, ``['key']`` or ``["key"]``.
-_PATH_STEP: Final = re.compile(r"""\.([^.\[\]'"]+)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]""")
+#: One step of a ``partialArgs`` JSON path: ``.key``, ``[N]``, ``['key']`` or ``["key"]``; any
+#: other character is the last group (a path that is not one). The steps cannot overlap (a key
+#: stops at ``.`` or ``[``, a bracket is followed by a digit or by one quote), so one
+#: ``findall`` reads a path exactly as matching step after step would.
+_PATH_STEPS: Final = re.compile(
+    r"""\.([^.\[\]'"]+)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]|(.)""", re.DOTALL)
 
 
 class WirePartialArg(TypedDict, total=False):
@@ -214,17 +217,14 @@ def _path(source: object, path: object, cache: dict[str, tuple[str | int, ...]]
     if steps is not None:
         return steps
     found: list[str | int] = []
-    at = 1
     if path[:1] == "$":
-        while at < len(path):
-            step = _PATH_STEP.match(path, at)
-            if step is None:
+        for key, number, single, double, other in _PATH_STEPS.findall(path, 1):
+            if other:
+                found.clear()
                 break
-            key, number, single, double = step.groups()
-            found.append(int(number) if number is not None
-                         else next(k for k in (key, single, double) if k is not None))
-            at = step.end()
-    if at != len(path) or not found or type(found[0]) is not str:
+            # A key group that took part is never empty but a quoted one: "" is ['']
+            found.append(int(number) if number else key or single or double)
+    if not found or type(found[0]) is not str:
         raise malformed(source, f"'partialArgs.jsonPath' {path!r} is not a path into the "
                                 "arguments object")
     steps = cache[path] = tuple(found)
@@ -234,23 +234,25 @@ def _path(source: object, path: object, cache: dict[str, tuple[str | int, ...]]
 def _place(source: object, root: dict[str, object], steps: tuple[str | int, ...],
            value: object) -> None:
     """Set ``value`` at ``steps`` in the arguments tree, building objects and arrays."""
-    node: dict[str, object] | list[object] = root
-    for step, after in pairwise(steps):
-        child = _child(node, step)
+    # Any, not casts: a cast is a call, and this runs for every piece that is not appended.
+    node: Any = root  # a dict[str, object] or a list[object]
+    step = steps[0]
+    for after in steps[1:]:
+        if type(node) is dict:
+            child = node.get(step)
+        else:
+            child = node[step] if type(step) is int and step < len(node) else None
         if child is None:
             child = [] if type(after) is int else {}
             _assign(source, node, step, child)
         elif type(child) is not (list if type(after) is int else dict):
             raise malformed(source, "'partialArgs' paths disagree on the shape of the arguments")
-        node = cast("dict[str, object] | list[object]", child)
-    _assign(source, node, steps[-1], value)
-
-
-def _child(node: dict[str, object] | list[object], step: str | int) -> object:
-    if type(node) is dict:
-        return node.get(cast(str, step))
-    items = cast("list[object]", node)
-    return items[step] if type(step) is int and step < len(items) else None
+        node = child
+        step = after
+    if type(node) is dict and type(step) is str:
+        node[step] = value
+    else:
+        _assign(source, node, step, value)
 
 
 def _assign(source: object, node: dict[str, object] | list[object], step: str | int,
@@ -352,6 +354,10 @@ class Gemini(Wire):
                                 if text:
                                     (choice.reasoning if part.get("thought") is True
                                      else choice.content).append(text)
+                            elif (text is None and type(part) is dict
+                                  and type(call := part.get("functionCall")) is dict):
+                                self._apply_function_call(asm, chunk, index, choice, part,
+                                                          call)
                             else:
                                 self._apply_part(asm, chunk, index, choice, part)
                     elif content is not None:
@@ -519,27 +525,36 @@ class Gemini(Wire):
         if type(pieces) is not list:
             raise malformed(chunk, "'partialArgs' is not a list")
         limit = asm.limits.max_arguments_bytes
-        for piece in cast("list[WirePartialArg]", pieces):
+        paths = self._paths
+        continuing = streamed.continuing
+        piece: WirePartialArg
+        for piece in pieces:
             if type(piece) is not dict:
                 raise malformed(chunk, "a 'partialArgs' entry is not an object")
-            path = piece.get("jsonPath")
-            steps = _path(chunk, path, self._paths)
-            key = cast(str, path)
-            streamed.size += len(key)
+            key = piece.get("jsonPath")
+            if type(key) is not str:
+                raise malformed(chunk, "'partialArgs.jsonPath' is not a string")
+            steps = paths.get(key) or _path(chunk, key, paths)
             if "stringValue" in piece:
                 text = piece["stringValue"]
                 if type(text) is not str:
                     raise malformed(chunk, "'partialArgs.stringValue' is not a string")
-                streamed.size += len(text)
-                pending = streamed.continuing.pop(key, None)
+                streamed.size += len(key) + len(text)
+                pending = continuing.pop(key, None)
                 if pending is not None:
                     pending.pieces.append(text)
                 else:
                     pending = _Text(text)
                     _place(chunk, streamed.root, steps, pending)
                 if piece.get("willContinue") is True:
-                    streamed.continuing[key] = pending
-            elif "numberValue" in piece:
+                    continuing[key] = pending
+                if streamed.size > limit:
+                    call = streamed.call
+                    raise Oversize(f"call {call.index} of choice {call.choice} has more than "
+                                   f"{limit} bytes of arguments")
+                continue
+            streamed.size += len(key)
+            if "numberValue" in piece:
                 number = piece["numberValue"]
                 if type(number) not in (int, float):
                     raise malformed(chunk, "'partialArgs.numberValue' is not a number")
