@@ -2,6 +2,7 @@
 """Toolwire's benchmarks (issue 8, "Fast where it counts"): one run, one table.
 
     python ops/bench/harness.py [--short] [--json FILE] [--only SECTION,...]
+                                [--workload chat|mixed|chat,mixed]
 
 Sections, all measured in the same run against baselines run in the same run (see
 docs/benchmarks.md for the method of each): preloaded, state_writes, cpu_live, memory,
@@ -15,6 +16,15 @@ prefix; every process started is stopped by its PID at the end, also on Ctrl-C o
 ``TOOLWIRE_*`` variables set when the harness starts (other than topic names, app id,
 partitions and state dir, which the harness sets) are passed to the worker under test, and
 listed in the table as its settings; ``--worker-env NAME=VALUE`` adds more.
+
+--workload chooses the input. chat (the default): Chat Completions captures of the core
+corpus, every section as always. mixed: responses of the four wires (openai-chat,
+anthropic-messages, openai-responses, gemini) in turn, from their corpora, each published with
+its ``wire`` header; it runs the preloaded, state_writes, cpu_live and latency sections (the
+others are chat only), with the same goals, baselines included, and checks every record of
+the Toolwire worker against ``toolwire.core.assemble(body, options)`` of its capture.
+``chat,mixed`` runs both in one run (one broker, one live worker); the mixed workload's
+sections appear as ``preloaded:mixed`` etc.
 
 --short is a small version for CI: it checks that every section works (well under 3 minutes
 on two cores), not the figures. Exit status: 0 every section produced its figures (goals met
@@ -53,6 +63,7 @@ import procs
 import psutil  # type: ignore[import-untyped]
 import sampling as profiling
 import workload
+from checks import Check, check
 from kafka_io import LiveRun
 from procs import Proc
 
@@ -69,6 +80,8 @@ SECTIONS = ("preloaded", "state_writes", "profile", "cpu_live", "latency", "scal
 RUN_ORDER = ("preloaded", "state_writes", "profile", "cpu_live", "latency", "coalescing",
              "memory", "scale_out", "libraries")
 LIVE = frozenset({"cpu_live", "latency", "coalescing"})
+#: The sections that run on the mixed-wire workload (``--workload mixed``).
+MIXED_SECTIONS = frozenset({"preloaded", "state_writes", "cpu_live", "latency"})
 #: Settings the harness sets itself for every worker (names, partitions, state dir).
 CONTROLLED = frozenset({"TOOLWIRE_APP_ID", "TOOLWIRE_TOPIC_CHUNKS", "TOOLWIRE_TOPIC_ASSEMBLED",
                         "TOOLWIRE_TOPIC_DEADLETTER", "TOOLWIRE_PARTITIONS",
@@ -138,6 +151,16 @@ class Section:
     error: str | None = None
     seconds: float = 0.0
 
+    @property
+    def base(self) -> str:
+        """The section's name without its workload (``preloaded:mixed`` -> ``preloaded``)."""
+        return self.name.partition(":")[0]
+
+    @property
+    def workload(self) -> str:
+        """``chat`` or ``mixed``: named after the colon (no colon: the chat workload)."""
+        return self.name.partition(":")[2] or "chat"
+
     def report(self, name: str, value: Any, unit: str = "") -> None:
         self.figures.append(Figure(name, rounded(value), unit))
 
@@ -189,8 +212,8 @@ class Bench:
         self.workdir = workdir
         self.worker_settings = worker_settings
         self.prefix = f"bench{uuid.uuid4().hex[:6]}-"
-        self._preloaded: dict[int, tuple[str, list[workload.Response], int]] = {}
-        self._toolwire_preloaded: dict[str, Any] | None = None
+        self._preloaded: dict[tuple[int, str], tuple[str, list[workload.Response], int]] = {}
+        self._toolwire_preloaded: dict[str, dict[str, Any]] = {}
         self._live: tuple[Proc, str, list[str]] | None = None
         self._live_ready = False
         self._serial = 0
@@ -249,21 +272,24 @@ class Bench:
         else:
             proc.stop()
 
-    def preloaded_input(self, partitions: int) -> tuple[str, list[workload.Response], int]:
-        """The preloaded input topic with ``partitions`` partitions (made once per count):
-        (topic, responses, key+value bytes)."""
-        if partitions not in self._preloaded:
+    def preloaded_input(self, partitions: int, wl: str = "chat"
+                        ) -> tuple[str, list[workload.Response], int]:
+        """The preloaded input topic of workload ``wl`` with ``partitions`` partitions (made
+        once per count and workload): (topic, responses, key+value bytes)."""
+        if (partitions, wl) not in self._preloaded:
             s = self.sizes
-            topic = self.name(f"pre{partitions}.chunks")
+            mixed = wl == "mixed"
+            topic = self.name(f"pre{partitions}{'mix' if mixed else ''}.chunks")
             self.topics([topic], partitions)
-            rs = workload.responses(s.responses, s.events, self.name("p"))
+            make = workload.mixed_responses if mixed else workload.responses
+            rs = make(s.responses, s.events, self.name("pm" if mixed else "p"))
             messages = workload.flat(rs)
-            say(f"preloading {len(messages)} messages ({len(rs)} responses of {s.events} "
-                f"events and an end marker) into {topic}")
+            say(f"preloading {len(messages)} messages ({len(rs)} {'mixed-wire ' * mixed}"
+                f"responses of {s.events} events and an end marker) into {topic}")
             took = asyncio.run(kafka_io.produce(self.bootstrap, topic, partitions, messages))
             say(f"preloaded in {took:.1f} s")
-            self._preloaded[partitions] = (topic, rs, sum(m.size() for m in messages))
-        return self._preloaded[partitions]
+            self._preloaded[partitions, wl] = (topic, rs, sum(m.size() for m in messages))
+        return self._preloaded[partitions, wl]
 
     def measure_preloaded(self, label: str, spawn: Callable[[], list[Proc]],
                           outputs: Sequence[str], want: int, flush: bool = False
@@ -325,7 +351,7 @@ class Bench:
 
     def preloaded(self, sec: Section) -> None:
         s = self.sizes
-        topic, rs, in_bytes = self.preloaded_input(s.partitions)
+        topic, rs, in_bytes = self.preloaded_input(s.partitions, sec.workload)
         n_in = sum(len(r.messages) for r in rs)
         per_response = len(rs[0].messages)
         rates: dict[str, dict[str, float]] = {}
@@ -339,7 +365,7 @@ class Bench:
                     self.baseline(kind, group, topic, sink, s.partitions)],
                 [sink], n_in)
             rates[kind] = self._rates(run, n_in, n_in - 1)
-        tw = self.toolwire_preloaded()
+        tw = self.toolwire_preloaded(sec.workload)
         rates["toolwire"] = self._rates(tw, n_in, (len(rs) - 1) * per_response)
         labels = {"raw": "raw aiokafka loop", "faust": "bare Faust forwarder",
                   "faust-table": "bare Faust + table write", "toolwire": "toolwire worker"}
@@ -363,6 +389,9 @@ class Bench:
                       f"{per_response}) / that time; incl. start: all input messages / "
                       "(last output - process spawn); CPU: the process's user+sys seconds",
         })
+        if sec.workload == "mixed":
+            sec.notes["input"] += "; " + mixed_input(rs)
+            checked(sec, tw["check"])
 
     def _rates(self, run: dict[str, Any], n_in: int, covered: int) -> dict[str, float]:
         window = run["last"] - run["first"]
@@ -370,11 +399,12 @@ class Bench:
                 "with_start": n_in / (run["last"] - run["spawned"]),
                 "cpu_per_1k": sum(run["cpu"]) / n_in * 1000}
 
-    def toolwire_preloaded(self) -> dict[str, Any]:
-        """The Toolwire worker's run on the preloaded input (sections 1 and 2 share it)."""
-        if self._toolwire_preloaded is None:
+    def toolwire_preloaded(self, wl: str = "chat") -> dict[str, Any]:
+        """The Toolwire worker's run on the preloaded input of workload ``wl`` (sections 1 and
+        2 share it); on the mixed workload, with its records checked."""
+        if wl not in self._toolwire_preloaded:
             s = self.sizes
-            topic, rs, _ = self.preloaded_input(s.partitions)
+            topic, rs, _ = self.preloaded_input(s.partitions, wl)
             app = self.name("tw")
             outputs = [f"{app}.assembled", f"{app}.deadletter"]
             self.topics(outputs, s.partitions)
@@ -384,13 +414,16 @@ class Bench:
                 flush=True)
             run["app"] = app
             run["outputs"] = outputs
-            self._toolwire_preloaded = run
-        return self._toolwire_preloaded
+            if wl == "mixed":
+                run["check"] = check(self.bootstrap, outputs, rs)
+            self._toolwire_preloaded[wl] = run
+        return self._toolwire_preloaded[wl]
 
     def state_writes(self, sec: Section) -> None:
         s = self.sizes
-        _, rs, in_bytes = self.preloaded_input(s.partitions)
-        run = self.toolwire_preloaded()  # the worker was stopped: its writes are flushed
+        _, rs, in_bytes = self.preloaded_input(s.partitions, sec.workload)
+        # The worker was stopped: its writes are flushed.
+        run = self.toolwire_preloaded(sec.workload)
         n_in = sum(len(r.messages) for r in rs)
         app = run["app"]
         changelogs = asyncio.run(kafka_io.list_topics(self.bootstrap,
@@ -468,9 +501,13 @@ class Bench:
             baselines = {kind: spawn(kind) for kind in ("raw", "faust")}
             if self._live is None:
                 self.spawn_live()
+        mixed = sec.workload == "mixed"
+        verdict = Check()
         for kind in ("raw", "faust", "toolwire"):
+            made: list[workload.Response] = []
             schedule, streams = workload.live_schedule(s.live_rate, s.live_seconds,
-                                                       self.name("l"))
+                                                       self.name("lm" if mixed else "l"),
+                                                       wire_mix=mixed, made=made)
             if kind == "toolwire":
                 proc, chunks, outputs = self.live_worker()
                 forwarded = False
@@ -492,6 +529,8 @@ class Bench:
                 if kind != "toolwire":
                     self.release(proc)
             results[kind] = (cpu, run)
+            if mixed and kind == "toolwire":
+                verdict = check(self.bootstrap, outputs, made)
         labels = {"raw": "raw aiokafka loop", "faust": "bare Faust forwarder",
                   "toolwire": "toolwire worker"}
         per_event = {k: cpu / max(1, run.events) for k, (cpu, run) in results.items()}
@@ -513,19 +552,30 @@ class Bench:
             "missing": {k: run.missing for k, (_, run) in results.items()},
             "producer_behind_s": {k: round(run.behind, 3) for k, (_, run) in results.items()},
         })
+        if mixed:
+            sec.notes["load"] += "; " + mixed_input(made)
+            checked(sec, verdict)
 
     def latency(self, sec: Section) -> None:
         s = self.sizes
         proc, chunks, outputs = self.live_worker()
         knee: float | None = None
         cpu_notes, missing = {}, {}
+        mixed = sec.workload == "mixed"
+        verdict = Check()
+        made: list[workload.Response] = []
         for rate in s.loads:
-            schedule, streams = workload.live_schedule(rate, s.load_seconds, self.name("r"))
+            made.clear()
+            schedule, streams = workload.live_schedule(rate, s.load_seconds,
+                                                       self.name("rm" if mixed else "r"),
+                                                       wire_mix=mixed, made=made)
             say(f"latency at {rate:g} events/s: {streams} streams over {s.load_seconds:g} s")
             cpu0 = proc.cpu()
             run = asyncio.run(kafka_io.drive(self.bootstrap, chunks, s.partitions, schedule,
                                              outputs, forwarded=False, wait=s.wait))
             proc.check()
+            if mixed:
+                verdict.add(check(self.bootstrap, outputs, made))
             cpu_notes[f"{rate:g}"] = round((proc.cpu() - cpu0) / max(1, run.events) * 1e6, 1)
             missing[f"{rate:g}"] = run.missing
             p50 = percentile(all_latencies(run), 50) * 1000
@@ -550,6 +600,9 @@ class Bench:
             "method": "end marker (with the last event) handed to the producer -> record read "
                       f"by a consumer; a missing record counts as > {s.wait:g} s",
         })
+        if mixed:
+            sec.notes["load"] += "; " + mixed_input(made)
+            checked(sec, verdict)
 
     def scale_out(self, sec: Section) -> None:
         s = self.sizes
@@ -781,6 +834,29 @@ class Bench:
                              else {"notes": data["notes"]})
 
 
+def mixed_input(rs: Sequence[workload.Response]) -> str:
+    """What a mixed-wire input holds, for the notes."""
+    per_wire: dict[str, set[str]] = {}
+    counts: dict[str, int] = {}
+    for r in rs:
+        per_wire.setdefault(r.wire, set()).add(r.capture)
+        counts[r.wire] = counts.get(r.wire, 0) + 1
+    return ("mixed wires in turn (response i of wire i mod 4), each with its wire header: "
+            + ", ".join(f"{w} {counts[w]} responses of {len(per_wire[w])} captures"
+                        for w in workload.MIXED_WIRES if w in counts))
+
+
+def checked(sec: Section, verdict: Check) -> None:
+    """The mixed workload's correctness figures: every record of the Toolwire worker compared
+    with ``toolwire.core.assemble(body, options)`` of its response."""
+    sec.report("toolwire records checked against assemble(body, options)", verdict.expected,
+               "records")
+    sec.at_most("toolwire records not equal to assemble(body, options)", verdict.wrong, 0,
+                "records (differ, missing or duplicated)",
+                goal="0 (every record as toolwire.core.assemble makes it)")
+    sec.notes["records_check"] = verdict.notes()
+
+
 def all_latencies(run: LiveRun) -> list[float]:
     """Latencies, a missing record counting as infinitely late."""
     return run.latencies() + [float("inf")] * run.missing
@@ -902,7 +978,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a goal is missed")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (logs, broker data)")
+    parser.add_argument(
+        "--workload", metavar="NAME[,NAME]", default="chat",
+        help="the input: chat (default: Chat Completions captures, every section), mixed "
+             "(the four wires interleaved, each message with its wire header, from the four "
+             "corpora; runs " + ", ".join(s for s in SECTIONS if s in MIXED_SECTIONS)
+             + " with the same goals and checks every record against "
+             "toolwire.core.assemble(body, options)), or chat,mixed (both in one run; the "
+             "mixed sections are named SECTION:mixed)")
     args = parser.parse_args(argv)
+    args.workloads = [w.strip() for w in args.workload.split(",") if w.strip()]
+    bad = [w for w in args.workloads if w not in workload.WORKLOADS]
+    if bad or not args.workloads:
+        parser.error(f"--workload {args.workload!r}: expected one or more of "
+                     f"{', '.join(workload.WORKLOADS)}, comma-separated")
     chosen = list(SECTIONS)
     if args.only:
         chosen = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -910,7 +999,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if unknown:
             parser.error(f"unknown section(s) {', '.join(unknown)}; known: "
                          f"{', '.join(SECTIONS)}")
-    args.sections = [s for s in RUN_ORDER if s in chosen]
+        if "chat" not in args.workloads:
+            chat_only = [s for s in chosen if s not in MIXED_SECTIONS]
+            if chat_only:
+                parser.error(f"section(s) {', '.join(chat_only)} run on the chat workload "
+                             f"only; the mixed workload runs "
+                             f"{', '.join(s for s in SECTIONS if s in MIXED_SECTIONS)}")
+    args.sections = [s if wl == "chat" else f"{s}:{wl}"
+                     for s in RUN_ORDER if s in chosen
+                     for wl in workload.WORKLOADS if wl in args.workloads
+                     and (wl == "chat" or s in MIXED_SECTIONS)]
     for item in args.worker_env:
         name, sep, _ = item.partition("=")
         if not sep or not name.startswith("TOOLWIRE_") or name in CONTROLLED:
@@ -937,13 +1035,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             bench = Bench(args, bootstrap, workdir, settings)
             try:
                 for name in args.sections:
-                    if name not in LIVE:
-                        bench.stop_live()
                     sec = Section(name)
+                    if sec.base not in LIVE:
+                        bench.stop_live()
                     began = time.monotonic()
                     say(f"== {name}")
                     try:
-                        getattr(bench, name)(sec)
+                        getattr(bench, sec.base)(sec)
                     except Exception as exc:
                         sec.error = f"{type(exc).__name__}: {exc}"
                         failed = True
@@ -979,6 +1077,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = {
         "date": started.strftime("%Y-%m-%d %H:%M UTC"),
         "mode": "short (CI: checks the harness, not the figures)" if args.short else "full",
+        **({} if args.workloads == ["chat"] else {"workloads": ",".join(args.workloads)}),
         "cores": f"{os.cpu_count()} logical, {psutil.cpu_count(logical=False)} physical",
         "load average at start": " ".join(f"{x:.2f}" for x in load_before),
         "python": platform.python_version(),
@@ -990,7 +1089,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          "TOOLWIRE_TOPIC_*, TOOLWIRE_PARTITIONS, "
                                          "TOOLWIRE_STATE_DIR (unique per run)",
     }
-    sections.sort(key=lambda sec: SECTIONS.index(sec.name))
+    sections.sort(key=lambda sec: (SECTIONS.index(sec.base),
+                                   workload.WORKLOADS.index(sec.workload)))
     print(table(sections, header), flush=True)
     if args.json is not None:
         data = {**header, "short": args.short, "sections": [dataclasses.asdict(s)
