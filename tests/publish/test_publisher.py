@@ -529,16 +529,21 @@ def test_a_capture_published_with_wire_auto_gets_its_own_wire_header(
     tells (a wire this release does not read, or no rule at all, falls back to the default,
     which the worker then reads and diagnoses)."""
     from toolwire.core.wires import SUPPORTED_WIRES
-    from toolwire.core.wires.chat_completions import ChatCompletions
     from toolwire.publish._captures import body_wire
 
     chat = b'data: {"object":"chat.completion.chunk","choices":[]}\n\ndata: [DONE]\n\n'
     anthropic = b'event: message_start\ndata: {"type":"message_start","message":{}}\n\n'
     assert body_wire(chat) == "openai-chat"
     assert body_wire(b": comment only\n\n") == "openai-chat"
-    monkeypatch.setitem(SUPPORTED_WIRES, "anthropic-messages", ChatCompletions)
     assert body_wire(anthropic) == "anthropic-messages"
     assert body_wire(anthropic.replace(b"\n", b"\r\n")) == "anthropic-messages"
+    # A JSON body is no SSE: named by its wire's framing (the worker dead-letters it), never
+    # an exception that stops the publish.
+    assert body_wire(b'[{"candidates": []},\r\n{"candidates": []}]') == "gemini"
+    assert body_wire(b'{"error": {"code": 500}}') == "openai-chat"
+    # Once a wire is not registered, its bodies go under the default header.
+    monkeypatch.delitem(SUPPORTED_WIRES, "anthropic-messages")
+    assert body_wire(anthropic) == "openai-chat"
 
 
 def test_publish_refuses_an_unknown_wire_naming_the_valid_ones(

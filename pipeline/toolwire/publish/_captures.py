@@ -16,9 +16,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolwire.core.framing import Framer
-from toolwire.core.wires import AUTO, DEFAULT_WIRE, SUPPORTED_WIRES
-from toolwire.core.wires._auto import detect
+from toolwire.core.assembly import Assembler
+from toolwire.core.wires import AUTO, DEFAULT_WIRE
 from toolwire.publish._coalescing import DEFAULT_COALESCE_BYTES
 from toolwire.publish._publisher import DEFAULT_CONNECT_TIMEOUT, ChunkPublisher, PublishReport
 from toolwire.publish._slicing import split_events, split_fixed
@@ -26,11 +25,19 @@ from toolwire.stream.messages import RequestMeta
 
 
 def body_wire(body: bytes) -> str:
-    """The wire a captured body is written in, told by its first event (the default when no
-    rule says): the header a gateway would have sent with it."""
-    first = next(iter(Framer(len(body) + 1).feed(body + b"\n\n")), None)
-    named = None if first is None else detect(first)
-    return named if named in SUPPORTED_WIRES else DEFAULT_WIRE
+    """The wire a captured body is written in, as ``toolwire assemble --wire auto`` tells it
+    (the default when nothing does): the header a gateway would have sent with it.
+
+    The assembler's own ``auto`` decides, on the body's first events only, so a capture is
+    named by the same rules the offline assembly reads it with — a JSON body that is no SSE
+    included (its wire's framing names it; the worker then dead-letters it).
+    """
+    asm = Assembler(wire=AUTO)
+    for piece in split_events(body):
+        asm.feed(piece)
+        if asm.wire.name != AUTO or asm.failure is not None:
+            break
+    return asm.wire.name if asm.wire.name != AUTO else DEFAULT_WIRE
 
 
 async def _iterate(pieces: Iterable[bytes]) -> AsyncIterator[bytes]:
