@@ -8,6 +8,8 @@ sees (``frame``); the tests at the end hold the framer alone to having no end of
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolwire.core import Assembler, Limits, Options, assemble
 from toolwire.core.errors import MalformedChunk, Oversize
@@ -228,3 +230,63 @@ def test_a_body_is_json_only_when_its_first_non_blank_character_says_so(body: by
     for cut in range(len(body) + 1):
         assert _json_body(body[:cut], body[cut:]) == (None, None, None)
     assert _json_body(*bytewise(body)) == (None, None, None)
+
+
+def _spec_events(body: bytes, limit: int) -> list[tuple[bytes, str | None]] | str:
+    """The events of a whole body read line by line as the SSE specification reads them:
+    the reference the framer's fast path (whole pairs of lines at once) is held to; or
+    ``"oversize"`` when a line, or an event's data lines together, pass ``limit`` bytes."""
+    lines = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    lines.pop()  # the unterminated rest: not an event
+    events: list[tuple[bytes, str | None]] = []
+    data: list[bytes] = []
+    name: str | None = None
+    data_lines = 0  # the bytes of the event's data lines, field names included
+    for line in lines:
+        if not line:
+            if data:
+                events.append((b"\n".join(data), name))
+            data, name, data_lines = [], None, 0
+            continue
+        field, colon, value = line.partition(b":")
+        value = value[1:] if value[:1] == b" " else value
+        if len(line) > limit:  # however it is sliced: a line still arriving is counted
+            return "oversize"
+        if field == b"data" and colon:
+            data.append(value)
+            data_lines += len(line)
+            if data_lines > limit:
+                return "oversize"
+        elif field == b"event" and colon:
+            name = None if value.strip() in (b"", b"message") else value.strip().decode()
+    return events
+
+
+_LINES = st.sampled_from([b"data: {\"a\":1}", b"data: x", b"data:y", b"data: ", b"data:",
+                          b"", b"", b"", b"event: delta", b"event: message", b": ping",
+                          b"id: 7", b"retry: 10", b"data: " + b"z" * 40, b"x" * 45])
+_ENDS = st.sampled_from([b"\n", b"\n", b"\r\n", b"\r"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_LINES, _ENDS), max_size=30), st.lists(st.integers(0, 400)),
+       st.sampled_from([1 << 20, 44, 46, 60]), st.booleans())
+def test_the_events_are_the_spec_s_however_the_body_is_sliced(
+        lines: list[tuple[bytes, bytes]], cuts: list[int], limit: int, names: bool) -> None:
+    """Whatever the slicing, the line ends, the bound, and whether names are kept: without
+    them, the same events as plain data (``bytes`` itself, no name)."""
+    body = b"data: first\n" + b"".join(line + end for line, end in lines)
+    points = sorted({min(cut, len(body)) for cut in cuts})
+    framer = Framer(limit, names=names)
+    got: list[tuple[bytes, str | None]] | str = []
+    try:
+        for start, stop in zip([0, *points], [*points, len(body)], strict=True):
+            events = framer.feed(body[start:stop])
+            assert names or all(type(event) is bytes for event in events)
+            got += [(bytes(e), event_name(e)) for e in events]
+    except LineOversize:
+        got = "oversize"
+    expected = _spec_events(body, limit)
+    if not names and expected != "oversize":
+        expected = [(data, None) for data, _ in expected]
+    assert got == expected

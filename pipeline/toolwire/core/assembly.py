@@ -48,6 +48,12 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+#: JSON text shorter than this nests a value at most 252 levels deep (every level opens and
+#: closes a bracket, and the value sits inside at least one object): what orjson writes, with
+#: :func:`_carried_size`'s two levels of margin (it writes 254).
+SHALLOW_JSON_BYTES: Final = 2 * 253
+
+
 def _carried_size(value: object) -> int | None:
     """The compact JSON size of a value the record carries verbatim, or ``None`` if it cannot
     be written back out: orjson reads nesting deeper than it writes. Two levels of margin: a
@@ -142,7 +148,7 @@ class Assembler:
         #: Read on every slice, so that a wire may hand over to another (``auto``).
         self.wire: Wire = (resolve_wire(wire) if type(wire) is str or not isinstance(wire, Wire)
                            else wire)
-        self.framer = Framer(self.limits.max_line_bytes)
+        self.framer = Framer(self.limits.max_line_bytes, names=self.wire.reads_event_names)
         self.choices: dict[int, Choice] = {}
         self.calls: dict[tuple[int, int], Call] = {}
         #: Calls the provider ran itself (Anthropic ``server_tool_use``, Responses
@@ -240,14 +246,18 @@ class Assembler:
         choice = self.choices[index] = Choice()
         return choice
 
-    def keep_usage(self, source: object, usage: dict[str, object]) -> None:
+    def keep_usage(self, source: object, usage: dict[str, object],
+                   json_bytes: int | None = None) -> None:
         """The response's usage so far (the last object wins), carried verbatim.
 
-        It must be writable back out (usually one small object per response). An object
-        equal to the one kept last was checked already: equal JSON values have the same
-        nesting, so it writes out as that one did (some wires repeat it on every chunk).
+        It must be writable back out (usually one small object per response). Gemini sends
+        one on every chunk, so the check is skipped where it cannot fail: ``json_bytes``, the
+        size of the JSON text the usage was read from, when under :data:`SHALLOW_JSON_BYTES`
+        (each level of nesting takes two bytes of that text); and for an object equal to the
+        one kept last (equal JSON values have the same nesting).
         """
-        if usage and usage != self.usage and _carried_size(usage) is None:
+        if (usage and (json_bytes is None or json_bytes >= SHALLOW_JSON_BYTES)
+                and usage != self.usage and _carried_size(usage) is None):
             raise malformed(source, "'usage' is nested too deeply to carry")
         self.usage = usage
 

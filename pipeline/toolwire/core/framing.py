@@ -16,6 +16,13 @@ An event is its data as ``bytes``. An event that had an ``event:`` line is a
 its payload, where a pair would cost a tuple per event and an unpack in every wire's loop; a
 wire tells the two apart with one ``type`` check, and the list is a ``list[bytes]`` either way.
 As in the SSE specification, ``event: message`` (or an empty name) is the default type: no name.
+A framer built with ``names=False`` (for a wire that dispatches on the JSON's own ``type``:
+:attr:`toolwire.core.wires.Wire.reads_event_names`) drops the names and gives plain data.
+
+The common event, one ``data:`` line and its blank line, is read a whole slice at a time
+(:meth:`Framer._simple_events`); any other line sends the slice through the reading line by
+line, which is the reference: the two give the same events and the same bound, however the body
+is sliced (``tests/core/test_framing.py`` holds them to a reading of the specification).
 
 A body whose first non-blank character is ``[`` or ``{`` is JSON, not SSE (Gemini's
 ``streamGenerateContent`` without ``?alt=sse`` sends a JSON array; a non-streaming response or
@@ -28,6 +35,7 @@ is SSE).
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from toolwire.core.errors import MalformedChunk, Oversize
@@ -35,6 +43,8 @@ from toolwire.core.errors import MalformedChunk, Oversize
 BOM: Final = b"\xef\xbb\xbf"
 #: The SSE default event type: an ``event:`` line naming it (or naming nothing) is no name.
 _DEFAULT_TYPES: Final = (b"", b"message")
+#: A CR that is not the first half of a CRLF: a line end of its own.
+_LONE_CR: Final = re.compile(rb"\r(?!\n)")
 #: JSON's whitespace: what may come before the ``[`` or ``{`` of a JSON body.
 _JSON_SPACE: Final = b" \t\r\n"
 #: How each opening reads, for the dead letter's detail.
@@ -81,10 +91,13 @@ class Framer:
     """Turns body slices into SSE events (the joined ``data:`` lines of each, and its name)."""
 
     __slots__ = ("_data", "_data_len", "_event", "_head", "_max_line", "_opening", "_skip_lf",
-                 "_tail", "_tail_len", "closed", "json_body")
+                 "_tail", "_tail_len", "closed", "json_body", "names")
 
-    def __init__(self, max_line_bytes: int) -> None:
+    def __init__(self, max_line_bytes: int, names: bool = True) -> None:
         self._max_line = max_line_bytes
+        #: Whether events keep their ``event:`` names (:class:`NamedEvent`); without, every
+        #: event is its plain data (the wire reads no names).
+        self.names = names
         #: Pieces of the current unterminated line (joined only when its end arrives).
         self._tail: list[bytes] = []
         self._tail_len = 0
@@ -126,9 +139,12 @@ class Framer:
         if b"\r" in data:
             if data[-1:] == b"\r":
                 self._skip_lf = True
-            data = data.replace(b"\r\n", b"\n")
-            if b"\r" in data:  # a lone CR (old Mac framing): rare, so a second pass only then
-                data = data.replace(b"\r", b"\n")
+            if _LONE_CR.search(data) is None:
+                # CRLF only (Gemini's framing): deleting each CR is one pass, three times
+                # faster than replacing each pair
+                data = data.translate(None, b"\r")
+            else:  # a lone CR (old Mac framing, or a CRLF cut at the slice's end)
+                data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if b"\n" not in data:
             self._extend_tail(data, [])
             return []
@@ -179,7 +195,15 @@ class Framer:
             raise LineOversize(f"an SSE line is longer than {self._max_line} bytes", events)
 
     def _lines(self, lines: list[bytes]) -> list[bytes]:
-        events: list[bytes] = []
+        if not self.names and max(map(len, lines)) <= self._max_line:
+            # The names are not kept: their lines are nothing (no line is over the bound,
+            # which the reading line by line below would raise at its place)
+            lines = [line for line in lines if line[:6] != b"event:"]
+        events = self._simple_events(lines)
+        if events:
+            lines = lines[2 * len(events):]
+            if not lines:
+                return events
         data = self._data
         data_len = self._data_len
         limit = self._max_line
@@ -200,17 +224,39 @@ class Framer:
             else:
                 if len(line) > limit:
                     raise LineOversize(f"an SSE line is longer than {limit} bytes", events)
-                if line[:6] == b"event:":
+                if line[:6] == b"event:" and self.names:
                     name = line[6:].strip()
                     event = None if name in _DEFAULT_TYPES else name.decode("utf-8", "replace")
                 # Comments (":"), "id:", "retry:", unknown fields: nothing we use.
                 continue
-            data_len += len(value) + 1
+            # Counted as lines (field name included), as a line still arriving is counted:
+            # the bound then does not depend on where the body was sliced.
+            data_len += len(line)
             if data_len > limit:
-                raise LineOversize(f"an SSE event's data is longer than {limit} bytes", events)
+                raise LineOversize(f"an SSE event's data lines are longer than {limit} bytes",
+                                   events)
             data.append(value)
         self._data_len = data_len
         self._event = event
+        return events
+
+    def _simple_events(self, lines: list[bytes]) -> list[bytes]:
+        """The events of the common form, ``data: …`` then a blank line, from a slice's
+        complete lines, all at once; ``[]`` unless every pair of lines is one (then the lines
+        are read one by one, as the form they have needs).
+
+        Why: read line by line, two lines per event cost more than their JSON does (events of
+        a few hundred bytes); a list comprehension over the data lines costs a fifth of that.
+        """
+        if self._data or self._event is not None:
+            return []  # an event is under way: its lines need reading as lines
+        pairs = len(lines) & ~1
+        if not pairs or any(lines[1:pairs:2]):  # not every second line is blank
+            return []
+        heads = lines[0:pairs:2]
+        events = [line[6:] for line in heads if line[:6] == b"data: "]
+        if len(events) != len(heads) or max(map(len, heads)) > self._max_line:
+            return []  # other fields, or an event over the bound (read as lines, it raises)
         return events
 
     def close(self) -> None:

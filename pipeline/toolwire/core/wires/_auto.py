@@ -57,6 +57,7 @@ class Auto(Wire):
     __slots__ = ()
 
     name = "auto"
+    reads_event_names = True  # the first slice may be the chat wire's
     policy = FinishPolicy(finishes={}, missing_end="the body ended before any event said "
                                                    "which wire it is")
 
@@ -66,6 +67,7 @@ class Auto(Wire):
         named = detect(events[0]) if events else None
         wire = SUPPORTED_WIRES.get(named or DEFAULT_WIRE) or SUPPORTED_WIRES[DEFAULT_WIRE]
         asm.wire = wire()
+        asm.framer.names = asm.wire.reads_event_names  # from the next slice on
         asm.wire.apply(asm, events)
 
     def ends(self, last: bytes | None) -> bool:

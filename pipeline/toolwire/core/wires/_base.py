@@ -101,6 +101,11 @@ class Wire(ABC):
     #: client that forgot ``?alt=sse``): ``auto`` names such a body's wire by it, though the
     #: body is still a ``malformed_chunk`` (see :mod:`toolwire.core.framing`).
     json_framing: ClassVar[str | None] = None
+    #: Whether the wire reads an event's ``event:`` name. Why not always: the wires that
+    #: dispatch on the JSON's own ``type`` (the names are optional behind proxies) would pay
+    #: for a named object per event, a third of their framing; without names the framer
+    #: gives their events as plain data.
+    reads_event_names: ClassVar[bool] = False
 
     @abstractmethod
     def apply(self, asm: Assembler, events: list[bytes]) -> None:

@@ -358,6 +358,7 @@ class ChatCompletions(Wire):
     __slots__ = ()
 
     name = "openai-chat"
+    reads_event_names = True  # Groq's ``event: error``
     policy = FinishPolicy(
         finishes={"stop": "stop", "tool_calls": "tool_calls", "length": "length",
                   "content_filter": "content_filter"},

@@ -334,7 +334,7 @@ class Gemini(Wire):
             if usage is not None:
                 if type(usage) is not dict:
                     raise malformed(chunk, "'usageMetadata' is not an object")
-                asm.keep_usage(chunk, usage)
+                asm.keep_usage(chunk, usage, len(payload))
             candidates = chunk.get("candidates")
             if type(candidates) is list and candidates:
                 for position, candidate in enumerate(candidates):
@@ -534,18 +534,18 @@ class Gemini(Wire):
             key = piece.get("jsonPath")
             if type(key) is not str:
                 raise malformed(chunk, "'partialArgs.jsonPath' is not a string")
-            steps = paths.get(key) or _path(chunk, key, paths)
             if "stringValue" in piece:
                 text = piece["stringValue"]
                 if type(text) is not str:
                     raise malformed(chunk, "'partialArgs.stringValue' is not a string")
                 streamed.size += len(key) + len(text)
                 pending = continuing.pop(key, None)
-                if pending is not None:
+                if pending is not None:  # its path was read when its first piece came
                     pending.pieces.append(text)
                 else:
                     pending = _Text(text)
-                    _place(chunk, streamed.root, steps, pending)
+                    _place(chunk, streamed.root, paths.get(key) or _path(chunk, key, paths),
+                           pending)
                 if piece.get("willContinue") is True:
                     continuing[key] = pending
                 if streamed.size > limit:
@@ -554,6 +554,7 @@ class Gemini(Wire):
                                    f"{limit} bytes of arguments")
                 continue
             streamed.size += len(key)
+            steps = paths.get(key) or _path(chunk, key, paths)
             if "numberValue" in piece:
                 number = piece["numberValue"]
                 if type(number) not in (int, float):
