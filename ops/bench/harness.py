@@ -6,7 +6,7 @@
 
 Sections, all measured in the same run against baselines run in the same run (see
 docs/benchmarks.md for the method of each): preloaded, state_writes, cpu_live, memory,
-latency, scale_out, coalescing, libraries. The table (stdout) gives each figure, its goal and
+latency, scale_out, coalescing, libraries, wires. The table (stdout) gives each figure, its goal and
 whether it was met, with the machine's core count and the settings of the worker under test;
 progress goes to stderr.
 
@@ -75,10 +75,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 #: In the issue's order (the table's).
 SECTIONS = ("preloaded", "state_writes", "profile", "cpu_live", "latency", "scale_out",
-            "memory", "coalescing", "libraries")
+            "memory", "coalescing", "libraries", "wires")
 #: The order they run in: the live sections share one worker, stopped before the others.
 RUN_ORDER = ("preloaded", "state_writes", "profile", "cpu_live", "latency", "coalescing",
-             "memory", "scale_out", "libraries")
+             "memory", "scale_out", "libraries", "wires")
 LIVE = frozenset({"cpu_live", "latency", "coalescing"})
 #: The sections that run on the mixed-wire workload (``--workload mixed``).
 MIXED_SECTIONS = frozenset({"preloaded", "state_writes", "cpu_live", "latency"})
@@ -122,13 +122,13 @@ class Sizes:
     coalesce_live_seconds: float = 15.0
     wait: float = 60.0             # live runs: how long outputs may trail the last send
     timeout: float = 900.0         # a preloaded run's limit
-    libraries_timeout: float = 1200.0
+    scripts_timeout: float = 1200.0
 
 
 FULL = Sizes()
 SHORT = Sizes(responses=12, live_seconds=2.0, load_seconds=1.5, memory_responses=300,
               settle_seconds=1.0, coalesce_concurrent=12, coalesce_live_seconds=2.0,
-              wait=30.0, timeout=120.0, libraries_timeout=120.0)
+              wait=30.0, timeout=120.0, scripts_timeout=120.0)
 
 
 # --------------------------------------------------------------------------- figures
@@ -812,18 +812,26 @@ class Bench:
                 "messages": messages, "per_message": published.events / max(1, messages)}
 
     def libraries(self, sec: Section) -> None:
-        script = HERE / "libraries.py"
+        self._script(sec, "libraries.py")
+
+    def wires(self, sec: Section) -> None:
+        self._script(sec, "wires.py")
+
+    def _script(self, sec: Section, name: str) -> None:
+        """A benchmark script of its own (``ops/bench/NAME --json``), run as a subprocess:
+        its last ``BENCH {json}`` line's figures and notes are the section's, as they are."""
+        script = HERE / name
         if not script.is_file():
             raise RuntimeError(f"{script.relative_to(ROOT)} is not there (yet)")
         argv = [procs.python(), str(script), *(["--short"] if self.args.short else []),
                 "--json"]
-        say(f"libraries: {' '.join(argv[1:])}")
+        say(f"{sec.base}: {' '.join(argv[1:])}")
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True,
-                              timeout=self.sizes.libraries_timeout, check=False,
+                              timeout=self.sizes.scripts_timeout, check=False,
                               env=procs.clean_env(), start_new_session=True)
         lines = [line for line in done.stdout.splitlines() if line.startswith("BENCH ")]
         if done.returncode != 0 or not lines:
-            raise RuntimeError(f"libraries.py exited {done.returncode} without a BENCH line:\n"
+            raise RuntimeError(f"{name} exited {done.returncode} without a BENCH line:\n"
                                + "\n".join((done.stdout + done.stderr).splitlines()[-20:]))
         data = json.loads(lines[-1].removeprefix("BENCH "))
         for f in data.get("figures", []):

@@ -1,7 +1,4 @@
-"""µs per event of the Anthropic Messages wire on one long stream, from 150 to 9,600 events.
-
-Why this exists: issue 13 holds every wire to the Chat Completions goal, ≤ 3 µs per event and
-flat as the stream grows (a cost that grows with the stream shows as a rising figure).
+"""One long Anthropic Messages stream of any length, for ``ops/bench/wires.py``.
 
 The stream is one response as the Messages API sends it (``event:`` + ``data:`` frames):
 ``message_start``, a ``ping``, a ``thinking`` block (``thinking_delta``s, one
@@ -9,27 +6,18 @@ The stream is one response as the Messages API sends it (``event:`` + ``data:`` 
 ``input_json_delta`` fragments (the first one ``""``) build their arguments, each closed by
 ``content_block_stop``; ``message_delta`` (stop reason ``tool_use``, cumulative usage) and
 ``message_stop``. The deltas are shared out over the six blocks so that the stream has exactly
-the number of events asked for. Each size is assembled whole (``toolwire.core.assemble``:
-framing, orjson, the wire's walk, the decision); the figure is the fastest of N timed runs
-(``timeit``, collector off while timing), after one untimed run whose record is checked.
-
-Run: ``.venv/bin/python ops/bench/wire_anthropic.py [--repeats N]``.
+the number of events asked for.
 """
 
 from __future__ import annotations
 
-import argparse
-import timeit
+from collections.abc import Callable
 from typing import Any, Final
 
 import orjson
 
-from toolwire.core import Options, assemble
-
-SIZES: Final = (150, 300, 600, 1200, 2400, 4800, 9600)
 TOOLS: Final = 4
 WIRE: Final = "anthropic-messages"
-OPTIONS: Final = Options(wire=WIRE)
 #: Events that are not content deltas: message_start, ping, message_delta, message_stop, and
 #: per block its start and stop (thinking also its signature_delta).
 FIXED: Final = 4 + 2 * (TOOLS + 2) + 1
@@ -89,27 +77,7 @@ def stream(events: int) -> bytes:
     return b"".join(frames)
 
 
-def fastest_ns(body: bytes, repeats: int) -> float:
-    """The fastest whole assembly of ``body``, in ns, after one checked untimed run."""
-    record = assemble(body, OPTIONS)
-    if record["outcome"] != "assembled" or len(record["tool_calls"]) != TOOLS:
-        raise AssertionError(f"the bench stream did not assemble: {record}")
-    runs = timeit.repeat(lambda: assemble(body, OPTIONS), repeat=repeats, number=1)
-    return min(runs) * 1e9
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description="µs per event of the Anthropic Messages wire")
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args()
-    print(f"{WIRE}, one response per size, fastest of {args.repeats} runs "
-          "(assemble: framing + orjson + walk + decision)")
-    print(f"{'events':>7} {'bytes':>9} {'µs total':>10} {'µs/event':>9}")
-    for size in SIZES:
-        body = stream(size)
-        took = fastest_ns(body, args.repeats) / 1000
-        print(f"{size:>7} {len(body):>9} {took:>10.1f} {took / size:>9.2f}")
-
-
-if __name__ == "__main__":
-    main()
+#: The streams of this wire, and how many client calls each one's record holds.
+STREAMS: Final[dict[str, tuple[Callable[[int], bytes], Callable[[int], int]]]] = {
+    "anthropic-messages": (stream, lambda events: TOOLS),
+}

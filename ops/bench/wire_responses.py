@@ -1,34 +1,21 @@
-"""µs per event of the OpenAI Responses wire on one long stream, growing from 150 to 9,600 events.
-
-Why this exists: issue 13 holds every wire to the Chat Completions goal, ≤ 3 µs per event and
-flat as the stream grows (a cost that grows with the stream would show as a rising figure).
+"""One long OpenAI Responses stream of any length, for ``ops/bench/wires.py``.
 
 The stream is one response as OpenAI sends it (``event:`` + ``data:`` frames, a
 ``sequence_number`` and an ``obfuscation`` pad on every delta): ``response.created``,
 ``response.in_progress``, a reasoning item with summary deltas, a message with text deltas and
 four parallel ``function_call`` items with argument deltas (each with its ``.done`` event and
 ``output_item.done``), then ``response.completed``. The deltas are shared out over the items so
-that the whole stream has the number of events asked for. Each size is assembled whole
-(``toolwire.core.assemble``: framing, orjson, the wire's walk, the decision), best of N repeats
-(``time.perf_counter_ns``), after one untimed pass.
-
-Run: ``.venv/bin/python ops/bench/wire_responses.py [--repeats N]``.
+that the whole stream has the number of events asked for.
 """
 
 from __future__ import annotations
 
-import argparse
-import gc
-import time
+from collections.abc import Callable
 from typing import Any, Final
 
 import orjson
 
-from toolwire.core import Options, assemble
-
-SIZES: Final = (150, 300, 600, 1200, 2400, 4800, 9600)
 CALLS: Final = 4
-OPTIONS: Final = Options(wire="openai-responses")
 
 
 class _Stream:
@@ -104,32 +91,7 @@ def stream(events: int) -> bytes:
     return b"".join(s.frames)
 
 
-def best_ns(body: bytes, repeats: int) -> int:
-    assemble(body, OPTIONS)  # untimed: warm caches
-    best = None
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter_ns()
-        record = assemble(body, OPTIONS)
-        took = time.perf_counter_ns() - start
-        best = took if best is None else min(best, took)
-    assert record["outcome"] == "assembled" and len(record["tool_calls"]) == CALLS, record
-    assert best is not None
-    return best
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args()
-    print(f"openai-responses, one response per size, best of {args.repeats} "
-          "(assemble: framing + orjson + walk + decision)")
-    print(f"{'events':>7} {'bytes':>9} {'µs total':>10} {'µs/event':>9}")
-    for size in SIZES:
-        body = stream(size)
-        took = best_ns(body, args.repeats)
-        print(f"{size:>7} {len(body):>9} {took / 1000:>10.1f} {took / 1000 / size:>9.2f}")
-
-
-if __name__ == "__main__":
-    main()
+#: The streams of this wire, and how many client calls each one's record holds.
+STREAMS: Final[dict[str, tuple[Callable[[int], bytes], Callable[[int], int]]]] = {
+    "openai-responses": (stream, lambda events: CALLS),
+}

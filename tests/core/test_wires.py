@@ -212,3 +212,54 @@ def test_auto_tells_the_wire_by_the_first_event(first: bytes, wire: str | None) 
     from toolwire.core.wires._auto import detect
 
     assert detect(first) == wire
+
+
+#: A body of each wire that ends, and trailers a gateway sends after the end: the record's
+#: ``frames_after_end`` counts the events among them (a comment is no event).
+_ENDED: dict[str, tuple[bytes, bytes, int]] = {
+    "openai-chat": (
+        b'data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,'
+        b'"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+        b'data: [DONE]\n\n: keep-alive\n\ndata: {"late":1}\n\n', 2),
+    "anthropic-messages": (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'
+        b'"model":"claude","content":[],"usage":{"input_tokens":1}}}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":'
+        b'"end_turn"}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n',
+        b'data: [DONE]\n\n', 1),
+    "openai-responses": (
+        b'event: response.created\ndata: {"type":"response.created","sequence_number":0,'
+        b'"response":{"id":"resp_1","model":"gpt-5","status":"in_progress","output":[]}}\n\n'
+        b'event: response.completed\ndata: {"type":"response.completed","sequence_number":1,'
+        b'"response":{"id":"resp_1","model":"gpt-5","status":"completed","output":[]}}\n\n',
+        b'data: [DONE]\n\nevent: response.completed\ndata: {"type":"response.completed"}\n\n',
+        2),
+    "gemini": (
+        b'data: {"candidates":[{"content":{"parts":[{"text":"hi"}]},"finishReason":"STOP"}]}'
+        b'\r\n\r\ndata: [DONE]\r\n\r\n', b'data: [DONE]\r\n\r\n', 1),
+}
+
+
+@pytest.mark.parametrize("wire", list(_ENDED))
+def test_frames_after_the_end_are_counted_however_the_body_is_sliced(wire: str) -> None:
+    ended, trailers, after = _ENDED[wire]
+    alone = assemble(ended, Options(wire=wire))
+    assert (alone["outcome"], alone["frames_after_end"]) == ("assembled", 0), alone
+    body = ended + trailers
+    for name in (wire, "auto"):
+        whole = assemble(body, Options(wire=name))
+        assert whole == {**alone, "frames_after_end": after, "bytes": len(body)}
+        assert assemble([body[i:i + 1] for i in range(len(body))],
+                        Options(wire=name)) == whole
+        for cut in range(len(body) + 1):
+            assert assemble([body[:cut], body[cut:]], Options(wire=name)) == whole, cut
+
+
+def test_a_line_over_the_bound_after_the_end_ends_the_count_wherever_it_is_cut() -> None:
+    ended, trailers, _ = _ENDED["openai-chat"]
+    long = ended + trailers + b"data: " + b"x" * 300 + b"\n\ndata: [DONE]\n\n"
+    options = Options(limits=Limits(max_line_bytes=200))
+    whole = assemble(long, options)
+    assert (whole["outcome"], whole["frames_after_end"]) == ("assembled", 2)
+    for cut in range(len(ended) - 20, len(long) + 1):
+        assert assemble([long[:cut], long[cut:]], options) == whole, cut

@@ -336,3 +336,22 @@ def test_every_count_the_processor_keeps_is_an_event_of_the_enumeration() -> Non
     assert {Event.LATE_AFTER_DECISION, Event.SESSIONS_RELEASED, Event.CONTROL_MALFORMED,
             Event.MALFORMED_MESSAGES, Event.STREAMS_ABANDONED,
             Event.DEDUPE_MARKERS_EXPIRED, Event.STATE_FLUSHES} <= counted
+
+
+def test_frames_after_the_end_are_in_the_record_and_counted_after_a_restart_too() -> None:
+    """A gateway's trailers after ``[DONE]`` are not read, but counted: the record says how
+    many, and so does ``Event.FRAMES_AFTER_END`` (``toolwire_frames_after_end_total``) — the
+    same when the response was rebuilt from its stored chunks mid-way."""
+    trailers = GOOD + b"data: [DONE]\n\ndata: {\"late\": 1}\n\n"
+    world = World()
+    (output,) = world.publish("r1", trailers)
+    assert record(output)["frames_after_end"] == 2
+    assert world.processor.stats[Event.FRAMES_AFTER_END] == 2
+    rebuilt = World()
+    cut = len(GOOD) + 5  # inside the first trailer
+    assert rebuilt.publish("r2", trailers[:cut], slice_size=cut, end=None, session="s2") == []
+    rebuilt.restart()
+    (again,) = rebuilt.publish("r2", trailers[cut:], slice_size=len(trailers), start=1,
+                               session="s2")
+    assert rebuilt.processor.stats[Event.RESPONSES_REBUILT] == 1
+    assert record(again)["frames_after_end"] == 2

@@ -74,6 +74,9 @@ EVENT_COUNTERS: Final[Mapping[Event, tuple[str, str]]] = {
                               "Sessions released from quarantine by an operator."),
     Event.CONTROL_MALFORMED: ("toolwire_control_messages_ignored_total",
                               "Control messages ignored as unreadable or unknown."),
+    Event.FRAMES_AFTER_END: ("toolwire_frames_after_end_total",
+                             "SSE events after a wire's end (a gateway's trailers): not read, "
+                             "counted, never a fault."),
     Event.STATE_FLUSHES: ("toolwire_state_flushes_total",
                           "Flushes of the write-behind cache (one before each commit)."),
     Event.STATE_WRITES: ("toolwire_state_writes_total",

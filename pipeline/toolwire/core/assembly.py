@@ -24,7 +24,7 @@ from toolwire.core.completeness import Completeness
 from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize, malformed
 from toolwire.core.framing import Framer, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
-from toolwire.core.limits import Limits
+from toolwire.core.limits import SHALLOW_JSON_BYTES, Limits
 from toolwire.core.records import ServerCall
 from toolwire.core.wires import (
     AUTO,
@@ -46,12 +46,6 @@ CallType = Literal["function", "custom"]
 
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
-
-
-#: JSON text shorter than this nests a value at most 252 levels deep (every level opens and
-#: closes a bracket, and the value sits inside at least one object): what orjson writes, with
-#: :func:`_carried_size`'s two levels of margin (it writes 254).
-SHALLOW_JSON_BYTES: Final = 2 * 253
 
 
 def _carried_size(value: object) -> int | None:
@@ -135,9 +129,9 @@ class Assembler:
     ``wire`` is a registered wire's name (see :mod:`toolwire.core.wires`) or a wire itself.
     """
 
-    __slots__ = ("body_bytes", "calls", "choices", "chunks", "ended", "error", "failure",
-                 "framer", "limits", "model", "repairs", "response_id", "server_calls",
-                 "synthesize_ids", "usage", "wire")
+    __slots__ = ("_after_end", "_end_event", "body_bytes", "calls", "choices", "chunks",
+                 "ended", "error", "failure", "framer", "limits", "model", "repairs",
+                 "response_id", "server_calls", "synthesize_ids", "usage", "wire")
 
     def __init__(self, limits: Limits | None = None, synthesize_ids: bool = False,
                  wire: str | Wire = DEFAULT_WIRE) -> None:
@@ -167,6 +161,11 @@ class Assembler:
         self.error: ProviderError | None = None
         #: The wire ended the body explicitly (:meth:`end_body`): the framer is closed.
         self.ended = False
+        #: The event the wire ended the body on (:meth:`ended_on`), until its slice's events
+        #: after it are counted.
+        self._end_event: bytes | None = None
+        #: Events of the slice that ended the body, after the event that ended it.
+        self._after_end = 0
 
     @property
     def done(self) -> bool:
@@ -191,6 +190,7 @@ class Assembler:
                     self._apply(events)
                 if not self.ended:
                     raise
+                self.framer.close(count=False)  # nothing after the line is counted either
                 return
             except MalformedChunk:
                 # The body is not SSE (a JSON body, told by its first non-blank character): no
@@ -216,6 +216,19 @@ class Assembler:
     def _apply(self, events: list[bytes]) -> None:
         """Hand the events of one slice to the wire (the one call per slice into it)."""
         self.wire.apply(self, events)
+        if self._end_event is not None:
+            end, self._end_event = self._end_event, None
+            for position in range(len(events) - 1, -1, -1):
+                if events[position] is end:
+                    self._after_end = len(events) - 1 - position
+                    break
+
+    @property
+    def frames_after_end(self) -> int:
+        """SSE events the body held after its wire's end, never read (a gateway's trailers,
+        such as OpenRouter's ``[DONE]`` after ``response.completed``): counted, never a
+        fault."""
+        return self._after_end + self.framer.after_close
 
     def skip(self, size: int) -> None:
         """Count a slice that arrived after the failure without holding its bytes."""
@@ -238,6 +251,11 @@ class Assembler:
             self.error = error
         self.framer.close()
         self.ended = True
+
+    def ended_on(self, event: bytes) -> None:
+        """The event of this slice (the object the wire was given) that ended the body: the
+        events after it are counted (:attr:`frames_after_end`)."""
+        self._end_event = event
 
     def new_choice(self, index: int) -> Choice:
         """The first mention of choice ``index`` (the wire looks in :attr:`choices` first)."""

@@ -91,7 +91,8 @@ class Framer:
     """Turns body slices into SSE events (the joined ``data:`` lines of each, and its name)."""
 
     __slots__ = ("_data", "_data_len", "_event", "_head", "_max_line", "_opening", "_skip_lf",
-                 "_tail", "_tail_len", "closed", "json_body", "names")
+                 "_tail", "_tail_len", "after_close", "closed", "counting", "json_body",
+                 "names")
 
     def __init__(self, max_line_bytes: int, names: bool = True) -> None:
         self._max_line = max_line_bytes
@@ -117,6 +118,10 @@ class Framer:
         self._event: str | None = None
         #: The wire ended the body (:meth:`close`): the rest is ignored.
         self.closed = False
+        #: After :meth:`close`, the rest is still framed to count its events (never read):
+        #: :attr:`after_close`, until a line over the bound ends the count.
+        self.counting = False
+        self.after_close = 0
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return the events that this slice completes, in order.
@@ -125,7 +130,12 @@ class Framer:
         body raises :class:`~toolwire.core.errors.MalformedChunk` (:attr:`json_body`).
         """
         if self.closed or not data:
+            if self.counting and data:
+                self._count(data)
             return []
+        return self._frame(data)
+
+    def _frame(self, data: bytes) -> list[bytes]:
         if self._opening:
             data = self._open(data)
             if not data:
@@ -183,7 +193,7 @@ class Framer:
             kind = _JSON_OPENINGS.get(first)
             if kind is not None:
                 self.json_body = first.decode()
-                self.close()
+                self.close(count=False)
                 raise MalformedChunk(f"the body is not SSE ({kind}): its first non-blank "
                                      f"character is {self.json_body!r}")
         return data
@@ -259,9 +269,25 @@ class Framer:
             return []  # other fields, or an event over the bound (read as lines, it raises)
         return events
 
-    def close(self) -> None:
-        """End the body here (the wire saw its end): later input is ignored."""
+    def _count(self, data: bytes) -> None:
+        """Frame input after the end only to count its events (OpenRouter's ``[DONE]`` after
+        ``response.completed``): the state carries on from before the end, so the count
+        does not depend on where the body was sliced."""
+        try:
+            self.after_close += len(self._frame(data))
+        except LineOversize as overlong:  # nothing after it is framed, whatever the slicing
+            self.after_close += len(overlong.events)
+            self.close(count=False)
+
+    def close(self, count: bool = True) -> None:
+        """End the body here (the wire saw its end): later input is not read. With
+        ``count``, it is framed to count its events (:attr:`after_close`); without, the
+        framer lets go of what it holds."""
         self.closed = True
+        if count:
+            self.counting = True
+            return
+        self.counting = False
         self._tail = []
         self._tail_len = 0
         self._data = []
@@ -270,7 +296,7 @@ class Framer:
 
     def pending(self) -> bool:
         """Whether bytes of an unfinished event are held (the body ended mid-event)."""
-        return bool(self._tail or self._data)
+        return not self.closed and bool(self._tail or self._data)
 
     def finish(self) -> bytes | None:
         """The body ended: the data of a last event left unterminated, or ``None`` if none is.

@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MiB = 1024 * 1024
+#: JSON text shorter than this nests a value at most 252 levels deep (every level opens and
+#: closes a bracket, and the value sits inside at least one object), which orjson writes back
+#: out with two levels to spare (it writes 254): a value read from such a text needs no check
+#: that the record can carry it.
+SHALLOW_JSON_BYTES = 2 * 253
 
 
 @dataclass(frozen=True, slots=True)

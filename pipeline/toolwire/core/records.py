@@ -88,6 +88,8 @@ class _Response(TypedDict):
     repairs: dict[str, int]
     chunks: int
     bytes: int
+    #: SSE events after the wire's end, not read (trailers): counted, never a fault.
+    frames_after_end: int
 
 
 class AssembledRecord(_Response):
@@ -139,6 +141,7 @@ class DeadLetterDecision(TypedDict):
     repairs: NotRequired[dict[str, int]]
     chunks: NotRequired[int]
     bytes: NotRequired[int]
+    frames_after_end: NotRequired[int]
     #: ``session_quarantined`` only: the record held back.
     held_record: NotRequired[AssembledRecord]
     #: The request's declared tools (sorted; null: none declared), so a replay checks them.

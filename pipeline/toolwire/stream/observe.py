@@ -45,6 +45,8 @@ class Event(StrEnum):
     CONTROL_MESSAGES = "control_messages"
     CONTROL_MALFORMED = "control_malformed"
     DEDUPE_MARKERS_EXPIRED = "dedupe_markers_expired"
+    #: SSE events after a wire's end in published responses (trailers), not read.
+    FRAMES_AFTER_END = "frames_after_end"
     STATE_FLUSHES = "state_flushes"
     STATE_WRITES = "state_writes"
     #: Counted by the worker, not the processor (see :mod:`toolwire.app.watchdog`).

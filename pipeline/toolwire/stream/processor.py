@@ -156,6 +156,7 @@ class Processor:
         self.store.done(live, outcome, done)
         self.control.decided(live.request_id, done, live.partition)
         self.stats[Event.settled(outcome)] += 1
+        self.stats[Event.FRAMES_AFTER_END] += record.get("frames_after_end", 0)
         if outcome == "dead_letter":
             log.info("request %s: dead letter %s", live.request_id, record.get("reason"),
                      extra={"request_id": live.request_id, "session_id": live.session_id})

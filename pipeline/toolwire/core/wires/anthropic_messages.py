@@ -194,6 +194,7 @@ class AnthropicMessages(Wire):
         for payload in events:
             if payload == DONE:
                 continue
+            frame = payload
             if type(payload) is not bytes:  # a named event: orjson reads only ``bytes``
                 payload = bytes(payload)
             event = cast(WireEvent, parse_chunk(payload))  # a JSON object, or malformed
@@ -213,6 +214,7 @@ class AnthropicMessages(Wire):
                 self._message_start(asm, event)
             elif kind == "message_stop":
                 self._end(asm, event, None)
+                asm.ended_on(frame)
                 return
             elif kind == "error":
                 error, verbatim = provider_error(event)
@@ -220,6 +222,7 @@ class AnthropicMessages(Wire):
                 if choice.finish_reason is None:  # no stop reason arrived: the error's
                     choice.finish_reason = verbatim  # verbatim type stands for it
                 self._end(asm, event, error)
+                asm.ended_on(frame)
                 return
             elif kind is not None and type(kind) is not str:
                 raise malformed(payload, "'type' is not a string")

@@ -369,10 +369,13 @@ class ChatCompletions(Wire):
         for payload in events:
             if payload == DONE:
                 asm.end_body()
+                asm.ended_on(payload)
                 return
+            event = payload
             if type(payload) is not bytes:  # a named event
                 if event_name(payload) == "error":  # Groq: it ends the response
                     asm.end_body(provider_error_event(payload))
+                    asm.ended_on(event)
                     return
                 payload = bytes(payload)  # orjson reads ``bytes`` itself, not a subclass
             chunk = parse_chunk(payload)
@@ -383,6 +386,7 @@ class ChatCompletions(Wire):
                     raise  # not a shape fault: the assembler fails it as an internal error
                 raise failure from exc
             if asm.ended:  # the chunk itself ended the body: the rest is not read
+                asm.ended_on(event)
                 return
 
     def ends(self, last: bytes | None) -> bool:

@@ -51,6 +51,7 @@ from orjson import JSONDecodeError, loads
 
 from toolwire.core.errors import DeadLetter, Oversize, malformed
 from toolwire.core.identity import ABSENT, accept_identity
+from toolwire.core.limits import SHALLOW_JSON_BYTES
 from toolwire.core.wires._base import BY_CALLS, FinishPolicy, ProviderError, Wire
 from toolwire.core.wires.chat_completions import DONE, ERROR_MESSAGE_CHARS
 
@@ -312,12 +313,12 @@ class Gemini(Wire):
         self._asm = asm
         choices = asm.choices
         named = asm.response_id is not None and asm.model is not None
-        for payload in events:
-            if type(payload) is not bytes:  # a proxy named it: the name means nothing here
-                payload = bytes(payload)
+        for frame in events:
+            payload = frame if type(frame) is bytes else bytes(frame)  # a proxy named it
             if payload == DONE:  # a gateway's trailer: the end once a finish reason came
                 if self._finished:
                     self._end(asm)
+                    asm.ended_on(frame)
                     return
                 continue
             try:
@@ -334,10 +335,15 @@ class Gemini(Wire):
             if usage is not None:
                 if type(usage) is not dict:
                     raise malformed(chunk, "'usageMetadata' is not an object")
-                asm.keep_usage(chunk, usage, len(payload))
+                if len(payload) < SHALLOW_JSON_BYTES:  # it writes out: see keep_usage
+                    asm.usage = usage
+                else:
+                    asm.keep_usage(chunk, usage, len(payload))
             candidates = chunk.get("candidates")
             if type(candidates) is list and candidates:
-                for position, candidate in enumerate(candidates):
+                position = -1
+                for candidate in candidates:
+                    position += 1
                     if type(candidate) is not dict:
                         raise malformed(chunk, "a candidate is not an object")
                     wire_index = candidate.get("index", position)
@@ -369,12 +375,14 @@ class Gemini(Wire):
             elif "promptFeedback" in chunk:
                 self._apply_feedback(asm, chunk)
                 if asm.ended:  # a blocked prompt: the rest is not read
+                    asm.ended_on(frame)
                     return
             if "error" in chunk and chunk["error"] is not None:
                 # Mid-stream on HTTP 200, even after a finish reason: it ends the response,
                 # and the rest is not read.
                 error = chunk["error"]
                 self._end(asm, provider_error(error, chunk), error.get("status"))
+                asm.ended_on(frame)
                 return
 
     def ends(self, last: bytes | None) -> bool:

@@ -259,6 +259,7 @@ class OpenAIResponses(Wire):
             self._event(asm, cast(WireEvent, event), kind, payload)
             choice = self._choice
             if asm.ended:  # the terminal event: nothing after it is read
+                asm.ended_on(payload)
                 return
 
     def _event(self, asm: Assembler, event: WireEvent, kind: str, payload: bytes) -> None:
