@@ -56,18 +56,19 @@ def gemini_api(events: int) -> bytes:
     return b"".join(b"data: " + p + b"\r\n\r\n" for p in payloads)
 
 
+def _vertex_chunk(parts: list[dict[str, object]], finish: str | None = None) -> bytes:
+    """One Vertex chunk (compact JSON, as Vertex AI sends it) of one candidate."""
+    candidate: dict[str, object] = {"content": {"role": "model", "parts": parts}}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return orjson.dumps({"candidates": [candidate], "usageMetadata": {"trafficType": "ON_DEMAND"},
+                         "modelVersion": MODEL, "createTime": "2026-05-19T14:59:42Z",
+                         "responseId": RESPONSE_ID})
+
+
 def vertex_partial_args(events: int) -> bytes:
     """A Vertex response whose one streamed call takes ``events`` chunks in all."""
-    def chunk(parts: list[dict[str, object]], finish: str | None = None) -> bytes:
-        candidate: dict[str, object] = {"content": {"role": "model", "parts": parts}}
-        if finish is not None:
-            candidate["finishReason"] = finish
-        return orjson.dumps({"candidates": [candidate], "usageMetadata": {"trafficType":
-                                                                           "ON_DEMAND"},
-                             "modelVersion": MODEL, "createTime": "2026-05-19T14:59:42Z",
-                             "responseId": RESPONSE_ID})
-
-    payloads = [chunk([{"functionCall": {"name": "write_items", "willContinue": True},
+    payloads = [_vertex_chunk([{"functionCall": {"name": "write_items", "willContinue": True},
                         "thoughtSignature": SIGNATURE}])]
     for n in range(events - 3):
         if n % 4 == 3:  # a new element
@@ -75,9 +76,10 @@ def vertex_partial_args(events: int) -> bytes:
         else:  # a piece of the current element's note
             piece = {"jsonPath": f"$.items[{n // 4}].note", "stringValue": f"part {n} ",
                      "willContinue": n % 4 != 2}
-        payloads.append(chunk([{"functionCall": {"partialArgs": [piece], "willContinue": True}}]))
-    payloads.append(chunk([{"functionCall": {}}]))
-    payloads.append(chunk([{"text": ""}], "STOP"))
+        payloads.append(_vertex_chunk([{"functionCall": {"partialArgs": [piece],
+                                                          "willContinue": True}}]))
+    payloads.append(_vertex_chunk([{"functionCall": {}}]))
+    payloads.append(_vertex_chunk([{"text": ""}], "STOP"))
     return b"".join(b"data: " + p + b"\n\n" for p in payloads)
 
 
@@ -85,28 +87,19 @@ def vertex_streamed_text(events: int) -> bytes:
     """A Vertex response whose one streamed call writes a file: its ``path`` in one piece,
     then its ``content`` in ``events - 4`` string pieces at one path (the shape of the
     wire's own example, ``$.location`` "Bos" then the rest)."""
-    def chunk(parts: list[dict[str, object]], finish: str | None = None) -> bytes:
-        candidate: dict[str, object] = {"content": {"role": "model", "parts": parts}}
-        if finish is not None:
-            candidate["finishReason"] = finish
-        return orjson.dumps({"candidates": [candidate], "usageMetadata": {"trafficType":
-                                                                           "ON_DEMAND"},
-                             "modelVersion": MODEL, "createTime": "2026-05-19T14:59:42Z",
-                             "responseId": RESPONSE_ID})
-
     def piece(path: str, text: str, more: bool) -> bytes:
-        return chunk([{"functionCall": {"partialArgs": [
+        return _vertex_chunk([{"functionCall": {"partialArgs": [
             {"jsonPath": path, "stringValue": text, "willContinue": more}],
             "willContinue": True}}])
 
-    payloads = [chunk([{"functionCall": {"name": "write_file", "willContinue": True},
+    payloads = [_vertex_chunk([{"functionCall": {"name": "write_file", "willContinue": True},
                         "thoughtSignature": SIGNATURE}]),
                 piece("$.path", "src/report.md", False)]
     pieces = events - 4
     payloads += [piece("$.content", f"line {n} of the report\\n", n < pieces - 1)
                  for n in range(pieces)]
-    payloads.append(chunk([{"functionCall": {}}]))
-    payloads.append(chunk([{"text": ""}], "STOP"))
+    payloads.append(_vertex_chunk([{"functionCall": {}}]))
+    payloads.append(_vertex_chunk([{"text": ""}], "STOP"))
     return b"".join(b"data: " + p + b"\n\n" for p in payloads)
 
 
