@@ -10,41 +10,27 @@ than detected from the first event (``auto``).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire.core import Decision, Options, assemble, decide, new_assembler
-from toolwire.tools.captures import Capture, load
+from tests.core import corpus_properties as properties
+from tests.core.corpus_properties import cuts, one_byte_slices, slices, without_bytes
+from toolwire.core import Options, assemble
+from toolwire.tools.captures import Capture
 
 WIRE = "anthropic-messages"
 FOLDER = Path(__file__).parent / "corpus_wires" / WIRE
 
-
-def _with_wire(capture: Capture) -> Capture:
-    """The capture under the wire its ``NAME.json`` names (read here: the loader may not)."""
-    spec = orjson.loads((FOLDER / f"{capture.name}.json").read_bytes())
-    return replace(capture, options=replace(capture.options, wire=spec["options"]["wire"]))
-
-
-CAPTURES = [_with_wire(c) for c in load(FOLDER)]
+CAPTURES = properties.wire_captures(FOLDER)
 IDS = [c.name for c in CAPTURES]
 #: Expectations the code does not meet, each with why (see the corpus README's Decisions).
 KNOWN_GAPS: dict[str, str] = {}
-EXPECTED = [pytest.param(c, id=c.name, marks=pytest.mark.xfail(reason=KNOWN_GAPS[c.name],
-                                                               strict=True))
-            if c.name in KNOWN_GAPS else pytest.param(c, id=c.name) for c in CAPTURES]
-
-
-def _pieces(body: bytes, cuts: list[int]) -> list[bytes]:
-    return [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+EXPECTED = properties.expected_to_fail(CAPTURES, KNOWN_GAPS)
 
 
 def test_the_corpus_is_there() -> None:
@@ -62,20 +48,14 @@ def test_capture_gives_its_expected_record(capture: Capture) -> None:
 @pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
 def test_every_cut_into_two_gives_the_same_record(capture: Capture) -> None:
     whole = assemble(capture.body, capture.options)
-    body = capture.body
-    for cut in range(len(body) + 1):
-        assert assemble([body[:cut], body[cut:]], capture.options) == whole, cut
+    for cut, pieces in properties.cuts_into_two(capture.body):
+        assert assemble(pieces, capture.options) == whole, cut
 
 
 @pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
 def test_one_byte_slices_give_the_same_record(capture: Capture) -> None:
-    body = capture.body
-    assert (assemble([body[i:i + 1] for i in range(len(body))], capture.options)
-            == assemble(body, capture.options))
-
-
-def _without_bytes(record: Decision) -> dict[str, Any]:
-    return {k: v for k, v in record.items() if k != "bytes"}
+    assert (assemble(one_byte_slices(capture.body), capture.options)
+            == assemble(capture.body, capture.options))
 
 
 @pytest.mark.parametrize("capture", [c for c in CAPTURES if b"\r" not in c.body],
@@ -84,10 +64,9 @@ def test_crlf_framing_gives_the_same_record(capture: Capture) -> None:
     """The same frames with CRLF line ends (JSON never holds a raw newline): only the body's
     size differs, however the CRLF body is sliced (each "\\r" and "\\n" apart included)."""
     crlf = capture.body.replace(b"\n", b"\r\n")
-    whole = _without_bytes(assemble(capture.body, capture.options))
-    assert _without_bytes(assemble(crlf, capture.options)) == whole
-    cuts = [i + 1 for i, b in enumerate(crlf) if b == 0x0D]
-    assert _without_bytes(assemble(_pieces(crlf, cuts), capture.options)) == whole
+    whole = without_bytes(assemble(capture.body, capture.options))
+    assert without_bytes(assemble(crlf, capture.options)) == whole
+    assert without_bytes(assemble(properties.between_cr_and_lf(crlf), capture.options)) == whole
 
 
 @pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
@@ -95,21 +74,15 @@ def test_auto_detects_the_wire_from_the_first_event(capture: Capture) -> None:
     auto = replace(capture.options, wire="auto")
     whole = assemble(capture.body, capture.options)
     assert assemble(capture.body, auto) == whole
-    body = capture.body
-    assert assemble([body[i:i + 1] for i in range(len(body))], auto) == whole
-
-
-def _cuts(size: int) -> st.SearchStrategy[list[int]]:
-    return st.lists(st.integers(min_value=0, max_value=size), max_size=40).map(sorted)
+    assert assemble(one_byte_slices(capture.body), auto) == whole
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_slicing_of_any_capture_gives_the_same_record(data: st.DataObject) -> None:
     capture = data.draw(st.sampled_from(CAPTURES), label="capture")
-    cuts = data.draw(_cuts(len(capture.body)), label="cuts")
-    assert (assemble(_pieces(capture.body, cuts), capture.options)
-            == assemble(capture.body, capture.options))
+    pieces = slices(capture.body, data.draw(cuts(len(capture.body)), label="cuts"))
+    assert assemble(pieces, capture.options) == assemble(capture.body, capture.options)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -119,38 +92,19 @@ def test_rebuilding_from_the_stored_slices_anywhere_gives_the_same_record(
     """After every slice the worker may crash: a fresh assembler is fed the slices stored so
     far and goes on with the rest. Nothing of one assembler (nor of its wire) may leak."""
     capture = data.draw(st.sampled_from(CAPTURES), label="capture")
-    cuts = data.draw(_cuts(len(capture.body)), label="cuts")
-    stored: list[bytes] = []
-    asm = new_assembler(capture.options)
-    for piece in _pieces(capture.body, cuts):
-        asm.feed(piece)
-        stored.append(piece)
-        rebuilt = new_assembler(capture.options)
-        for kept in stored:
-            rebuilt.feed(kept)
-        asm = rebuilt
-    assert decide(asm, capture.options) == assemble(capture.body, capture.options)
-
-
-def _generator() -> Any:
-    """``_make.py``, loaded by path (the corpus folder is data, not a package)."""
-    spec = importlib.util.spec_from_file_location("corpus_anthropic_make", FOLDER / "_make.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module by name
-    spec.loader.exec_module(module)
-    return module
+    pieces = slices(capture.body, data.draw(cuts(len(capture.body)), label="cuts"))
+    assert (properties.rebuilt_after_every_slice(pieces, capture.options)
+            == assemble(capture.body, capture.options))
 
 
 def test_the_corpus_on_disk_is_what_the_generator_writes() -> None:
-    make = _generator()
+    make = properties.generator(FOLDER / "_make.py", "corpus_anthropic_make")
     generated = make.build()
     assert sorted(g.name for g in generated) == sorted(IDS)
     for capture in generated:
         assert make.incomplete(capture) == [], capture.name
-        on_disk = orjson.loads((FOLDER / f"{capture.name}.json").read_bytes())
-        assert on_disk == orjson.loads(orjson.dumps(capture.expectation())), capture.name
-        assert (FOLDER / f"{capture.name}.sse").read_bytes() == capture.body
+        assert (properties.on_disk(FOLDER, capture.name)
+                == properties.as_generated(capture)), capture.name
     assert (FOLDER / "README.md").read_text(encoding="utf-8") == make.readme(generated)
 
 

@@ -11,49 +11,30 @@ frames after the end, and the shapes that are ``malformed_chunk``.
 
 from __future__ import annotations
 
-import importlib.util
-import random
-import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire.core import Decision, Options, assemble, decide, new_assembler
-from toolwire.tools.captures import Capture, load
+from tests.core import corpus_properties as properties
+from tests.core.corpus_properties import cuts, one_byte_slices, slices, slicings, without_bytes
+from toolwire.core import Options, assemble
+from toolwire.tools.captures import Capture
 
 WIRE = "gemini"
 FOLDER = Path(__file__).parent / "corpus_wires" / WIRE
 #: Captures the wire cannot meet without the neutral core, and what the core lacks.
 BLOCKED: dict[str, str] = {}
 
-
-def _captures() -> Iterator[Capture]:
-    """The corpus under the wire each ``NAME.json`` names (the loader does not read it)."""
-    for capture in load(FOLDER):
-        options = orjson.loads((FOLDER / f"{capture.name}.json").read_bytes())["options"]
-        yield replace(capture, options=replace(capture.options, wire=options["wire"]))
-
-
-CAPTURES = list(_captures())
+CAPTURES = properties.wire_captures(FOLDER)
 NAMES = [c.name for c in CAPTURES]
-
-
-def _slices(body: bytes, cuts: list[int]) -> list[bytes]:
-    return [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
 
 
 def _auto(capture: Capture) -> Options:
     return replace(capture.options, wire="auto")
-
-
-def _bytes_aside(record: Decision) -> dict[str, Any]:
-    return {key: value for key, value in record.items() if key != "bytes"}
 
 
 def test_the_corpus_is_there() -> None:
@@ -64,27 +45,19 @@ def test_the_corpus_is_there() -> None:
 
 
 #: The corpus, the captures the core blocks expected to fail (strict: one that passes fails).
-UNBLOCKED = [c if c.name not in BLOCKED
-             else pytest.param(c, marks=pytest.mark.xfail(reason=BLOCKED[c.name], strict=True))
-             for c in CAPTURES]
+UNBLOCKED = properties.expected_to_fail(CAPTURES, BLOCKED)
 
 
-@pytest.mark.parametrize("capture", UNBLOCKED, ids=NAMES)
+@pytest.mark.parametrize("capture", UNBLOCKED)
 def test_each_capture_gives_its_expected_record(capture: Capture) -> None:
     assert capture.mismatches(assemble(capture.body, capture.options)) == {}, capture.description
 
 
 @pytest.mark.parametrize("capture", CAPTURES, ids=NAMES)
 def test_the_record_does_not_depend_on_the_slicing(capture: Capture) -> None:
-    body, options = capture.body, capture.options
-    whole = assemble(body, options)
-    for cut in range(len(body) + 1):
-        assert assemble([body[:cut], body[cut:]], options) == whole, f"cut at {cut}"
-    assert assemble([body[i:i + 1] for i in range(len(body))], options) == whole
-    rng = random.Random(capture.name)
-    for _ in range(20):
-        cuts = sorted(rng.randrange(len(body) + 1) for _ in range(rng.randrange(1, 40)))
-        assert assemble(_slices(body, cuts), options) == whole, cuts
+    whole = assemble(capture.body, capture.options)
+    for slicing, pieces in slicings(capture.body, capture.name):
+        assert assemble(pieces, capture.options) == whole, slicing
 
 
 @pytest.mark.parametrize("capture", CAPTURES, ids=NAMES)
@@ -93,20 +66,18 @@ def test_crlf_framing_gives_the_same_record(capture: Capture) -> None:
     ``\\r`` and its ``\\n``: the same record but for its byte count. The Gemini API frames
     with CRLF already: its captures are read with LF line ends first."""
     lf = capture.body.replace(b"\r\n", b"\n")
-    whole = _bytes_aside(assemble(capture.body, capture.options))
-    assert _bytes_aside(assemble(lf, capture.options)) == whole
+    whole = without_bytes(assemble(capture.body, capture.options))
+    assert without_bytes(assemble(lf, capture.options)) == whole
     crlf = lf.replace(b"\n", b"\r\n")
-    assert _bytes_aside(assemble(crlf, capture.options)) == whole
-    between = [i + 1 for i, byte in enumerate(crlf) if byte == 0x0D]
-    assert _bytes_aside(assemble(_slices(crlf, between), capture.options)) == whole
+    assert without_bytes(assemble(crlf, capture.options)) == whole
+    assert without_bytes(assemble(properties.between_cr_and_lf(crlf), capture.options)) == whole
 
 
-@pytest.mark.parametrize("capture", UNBLOCKED, ids=NAMES)
+@pytest.mark.parametrize("capture", UNBLOCKED)
 def test_auto_reads_the_body_as_gemini(capture: Capture) -> None:
     whole = assemble(capture.body, capture.options)
     assert assemble(capture.body, _auto(capture)) == whole
-    body = capture.body
-    assert assemble([body[i:i + 1] for i in range(len(body))], _auto(capture)) == whole
+    assert assemble(one_byte_slices(capture.body), _auto(capture)) == whole
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -116,36 +87,16 @@ def test_a_rebuild_from_the_stored_slices_gives_the_same_record(data: st.DataObj
     stored so far, then the rest. Nothing of the old one may be needed."""
     capture = data.draw(st.sampled_from(CAPTURES), label="capture")
     options = data.draw(st.sampled_from([capture.options, _auto(capture)]), label="options")
-    body = capture.body
-    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=40).map(sorted), label="cuts")
-    stored: list[bytes] = []
-    asm = new_assembler(options)
-    for piece in _slices(body, cuts):
-        asm.feed(piece)
-        stored.append(piece)
-        asm = new_assembler(options)
-        for kept in stored:
-            asm.feed(kept)
-    assert decide(asm, options) == assemble(body, options)
-
-
-def _make() -> Any:
-    """``_make.py``, loaded by path (the corpus folder is data, not a package)."""
-    spec = importlib.util.spec_from_file_location("gemini_corpus_make", FOLDER / "_make.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses resolve their module by name
-    spec.loader.exec_module(module)
-    return module
+    pieces = slices(capture.body, data.draw(cuts(len(capture.body)), label="cuts"))
+    assert properties.rebuilt_after_every_slice(pieces, options) == assemble(capture.body, options)
 
 
 def test_the_files_are_what_the_generator_writes() -> None:
-    make = _make()
+    make = properties.generator(FOLDER / "_make.py", "gemini_corpus_make")
     for generated in make.build():
         assert make.incomplete(generated) == [], generated.name
-        on_disk = orjson.loads((FOLDER / f"{generated.name}.json").read_bytes())
-        assert on_disk == orjson.loads(orjson.dumps(generated.expectation())), generated.name
-        assert (FOLDER / f"{generated.name}.sse").read_bytes() == generated.body
+        assert (properties.on_disk(FOLDER, generated.name)
+                == properties.as_generated(generated)), generated.name
 
 
 # -- bodies beside the corpus ----------------------------------------------------------------

@@ -19,12 +19,16 @@ counts are explained in the comment next to them, per entry and per field.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable
+import functools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+# Run as a script, only this folder is on the path: the shared builders are under the root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+from tests.core import corpus_build
+from tests.core.corpus_build import Capture, assembled, call, dumps, missing, synthesized_id
 
 HERE = Path(__file__).resolve().parent
 
@@ -45,34 +49,6 @@ DONE = "data: [DONE]\n\n"
 # --------------------------------------------------------------------------------------------
 # Building blocks
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Capture:
-    """One corpus entry: the body to feed the assembler and what the record must contain."""
-
-    description: str
-    source: str
-    shape: str
-    proves: str
-    body: bytes
-    expect: dict[str, Any]
-    declared_tools: list[str] | None = None
-    strict: bool = False
-    synthesize_ids: bool = False
-    name: str = ""
-
-    def expectation(self) -> dict[str, Any]:
-        return {
-            "description": self.description,
-            "source": self.source,
-            "options": {
-                "declared_tools": self.declared_tools,
-                "strict": self.strict,
-                "synthesize_ids": self.synthesize_ids,
-            },
-            "expect": self.expect,
-        }
 
 
 @dataclass
@@ -124,11 +100,6 @@ def more(index: int, arguments: str) -> dict[str, Any]:
     return {"index": index, "function": {"arguments": arguments}}
 
 
-def dumps(payload: Any, *, ascii_only: bool = False) -> str:
-    """Compact JSON as providers send it (non-ASCII kept raw unless ``ascii_only``)."""
-    return json.dumps(payload, ensure_ascii=ascii_only, separators=(",", ":"))
-
-
 def event(payload: Any) -> str:
     """One ``data: ...`` event with LF framing; a ``str`` payload is sent verbatim."""
     text = payload if isinstance(payload, str) else dumps(payload)
@@ -151,84 +122,12 @@ def repairs(**counts: int) -> dict[str, int]:
     return {key: counts.get(key, 0) for key in REPAIR_KEYS}
 
 
-def call(
-    choice_index: int,
-    index: int,
-    call_id: str | None,
-    name: str | None,
-    arguments: str,
-    arguments_json: bool,
-    type_: str = "function",
-    provider_fields: dict[str, Any] | None = None,
-    id_synthesized: bool = False,
-) -> dict[str, Any]:
-    """An expected call object of the record.
-
-    ``provider_fields`` and ``id_synthesized`` are record keys only when they apply (a call that
-    carried provider fields; a call whose id was synthesized).
-    """
-    entry: dict[str, Any] = {
-        "choice": choice_index,
-        "index": index,
-        "id": call_id,
-        "name": name,
-        "type": type_,
-        "arguments": arguments,
-        "arguments_json": arguments_json,
-    }
-    if provider_fields is not None:
-        entry["provider_fields"] = provider_fields
-    if id_synthesized:
-        entry["id_synthesized"] = True
-    return entry
+#: A dead letter of this corpus names no wire (it predates the other wires).
+dead_letter = functools.partial(corpus_build.dead_letter, None)
 
 
-def synthesized_id(seed: str, choice_index: int, index: int) -> str:
-    """The id the spec (§4) gives a call that ends without one, written out from its formula."""
-    text = f"toolwire/call-id/{seed}/{choice_index}/{index}"
-    return "call_tw_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-
-
-def missing(entry: dict[str, Any], *fields: str) -> dict[str, Any]:
-    """An expected call object of a missing_identity dead letter."""
-    return {**entry, "missing": list(fields)}
-
-
-def assembled(
-    *,
-    finish_reason: str | None,
-    tool_calls: list[dict[str, Any]] | None = None,
-    withheld: list[dict[str, Any]] | None = None,
-    content: str | None = None,
-    truncated: bool = False,
-    error_code: str | None = None,
-    retryable: bool = False,
-    **extra: Any,
-) -> dict[str, Any]:
-    """The mandatory keys of an assembled record, plus any extra keys to check."""
-    return {
-        "outcome": "assembled",
-        "finish_reason": finish_reason,
-        "truncated": truncated,
-        "error_code": error_code,
-        "retryable": retryable,
-        "tool_calls": tool_calls or [],
-        "withheld_tool_calls": withheld or [],
-        "content": content,
-        **extra,
-    }
-
-
-def dead_letter(reason: str, **extra: Any) -> dict[str, Any]:
-    return {"outcome": "dead_letter", "reason": reason, **extra}
-
-
-CASES: list[Callable[[], Capture]] = []
-
-
-def case(fn: Callable[[], Capture]) -> Callable[[], Capture]:
-    CASES.append(fn)
-    return fn
+CASES: corpus_build.Cases[Capture] = corpus_build.Cases()
+case = CASES.add
 
 
 # Reference links (from provider-quirks.md).
@@ -4331,10 +4230,6 @@ ASSEMBLED_KEYS = (
     "error_code",
     "retryable",
 )
-#: What every dead-letter expectation must state: why, and the calls as far as assembled.
-DEAD_LETTER_KEYS = ("reason", "calls")
-#: The keys of every call object (provider_fields and id_synthesized only when they apply).
-CALL_KEYS = ("choice", "index", "id", "name", "type", "arguments", "arguments_json")
 
 
 def incomplete(capture: Capture) -> list[str]:
@@ -4345,50 +4240,11 @@ def incomplete(capture: Capture) -> list[str]:
     its id or name.  A dead letter: its reason and its calls, each whole and with ``missing``
     naming exactly the identity fields that are null.
     """
-    expect = capture.expect
-    outcome = expect.get("outcome")
-    lists: dict[str, tuple[str, ...]]
-    if outcome == "assembled":
-        lacking = [key for key in ASSEMBLED_KEYS if key not in expect]
-        lists = {"tool_calls": CALL_KEYS, "withheld_tool_calls": CALL_KEYS}
-    elif outcome == "dead_letter":
-        lacking = [key for key in DEAD_LETTER_KEYS if key not in expect]
-        lists = {"calls": (*CALL_KEYS, "missing")}
-    else:
-        return [f"outcome {outcome!r}"]
-    for key, need in lists.items():
-        calls = expect.get(key, [])
-        if not isinstance(calls, list):
-            lacking.append(f"{key} (not a list)")
-            continue
-        for n, entry in enumerate(calls):
-            lacking += [f"{key}[{n}].{field}" for field in need if field not in entry]
-            if key == "tool_calls" and not (entry.get("id") and entry.get("name")):
-                lacking.append(f"{key}[{n}] (an executable call without its id or name)")
-            if "missing" in need and "missing" in entry:
-                nulls = [field for field in ("id", "name") if entry.get(field) is None]
-                if entry["missing"] != nulls:
-                    lacking.append(f"{key}[{n}].missing (should name {nulls})")
-    return lacking
+    return corpus_build.unstated(capture.expect, assembled_keys=ASSEMBLED_KEYS)
 
 
 def build() -> list[Capture]:
-    captures = []
-    for fn in CASES:
-        capture = fn()
-        capture.name = fn.__name__
-        captures.append(capture)
-    names = [c.name for c in captures]
-    if len(set(names)) != len(names):
-        raise ValueError("duplicate capture names")
-    refused = {c.name: lacking for c in captures if (lacking := incomplete(c))}
-    if refused:
-        raise ValueError(
-            "expectations that leave out what every capture must state (work each value out "
-            "by hand from the spec): "
-            + "; ".join(f"{name}: {', '.join(lacking)}" for name, lacking in refused.items())
-        )
-    return captures
+    return CASES.build(incomplete, "work each value out by hand from the spec")
 
 
 def readme(captures: list[Capture]) -> str:
@@ -4401,26 +4257,14 @@ def readme(captures: list[Capture]) -> str:
         "regenerate with `python tests/core/corpus/_make.py`. Every expected value was worked",
         "out by hand from the assembler spec, not by running the assembler.",
         "",
-        "| name | provider shape | what it proves |",
-        "| --- | --- | --- |",
+        *corpus_build.capture_table(captures),
     ]
-    for c in captures:
-        lines.append(f"| `{c.name}` | {c.shape} | {c.proves} |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     captures = build()
-    keep = {f"{c.name}{ext}" for c in captures for ext in (".sse", ".json")}
-    for stale in [*HERE.glob("*.sse"), *HERE.glob("*.json")]:
-        if stale.name not in keep:
-            stale.unlink()
-    for c in captures:
-        (HERE / f"{c.name}.sse").write_bytes(c.body)
-        text = json.dumps(c.expectation(), ensure_ascii=False, indent=2) + "\n"
-        (HERE / f"{c.name}.json").write_text(text, encoding="utf-8")
-    (HERE / "README.md").write_text(readme(captures), encoding="utf-8")
-    print(f"wrote {len(captures)} captures to {HERE}")
+    corpus_build.write_corpus(HERE, captures, readme(captures))
 
 
 if __name__ == "__main__":

@@ -19,16 +19,20 @@ choice made is listed in ``DECISIONS`` (and in the README's "Decisions" section)
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+import functools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# Run as a script, only this folder is on the path: the shared builders are under the root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
+from tests.core import corpus_build
+from tests.core.corpus_build import dumps, missing
+
 HERE = Path(__file__).resolve().parent
 
 WIRE = "anthropic-messages"
-FINISHES = ("stop", "tool_calls", "length", "content_filter", "error", "other")
 
 #: The API sends its ping with a space after the colon (streaming docs); kept verbatim.
 PING_DATA = '{"type": "ping"}'
@@ -40,43 +44,15 @@ DONE = "data: [DONE]\n\n"
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Capture:
-    """One corpus entry: the body to feed the assembler and what the record must contain."""
+class Capture(corpus_build.Capture):
+    """A capture read as ``anthropic-messages`` (its ``NAME.json`` says so)."""
 
-    description: str
-    source: str
-    shape: str
-    proves: str
-    body: bytes
-    expect: dict[str, Any]
-    declared_tools: list[str] | None = None
-    strict: bool = False
-    synthesize_ids: bool = False
-    name: str = ""
-
-    def expectation(self) -> dict[str, Any]:
-        return {
-            "description": self.description,
-            "source": self.source,
-            "options": {
-                "wire": WIRE,
-                "declared_tools": self.declared_tools,
-                "strict": self.strict,
-                "synthesize_ids": self.synthesize_ids,
-            },
-            "expect": self.expect,
-        }
+    wire = WIRE
 
 
 # --------------------------------------------------------------------------------------------
 # Building blocks: the wire
 # --------------------------------------------------------------------------------------------
-
-
-def dumps(payload: Any) -> str:
-    """Compact JSON as the API sends it (non-ASCII kept raw)."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def frame(payload: dict[str, Any] | str, *, name: str | None = None, named: bool = True) -> str:
@@ -235,92 +211,23 @@ class Message:
 # --------------------------------------------------------------------------------------------
 
 
-def call(
-    index: int,
-    call_id: str | None,
-    name: str | None,
-    arguments: str,
-    arguments_json: bool,
-    provider_fields: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """An expected client call: choice 0, ``index`` its ordinal among client calls.
-
-    Every Anthropic ``tool_use`` call has type ``function``; ``provider_fields`` is a key only
-    when the block carried ``caller`` or ``toolset_name``.  No call of this wire is ever
-    ``id_synthesized``.
-    """
-    entry: dict[str, Any] = {
-        "choice": 0,
-        "index": index,
-        "id": call_id,
-        "name": name,
-        "type": "function",
-        "arguments": arguments,
-        "arguments_json": arguments_json,
-    }
-    if provider_fields is not None:
-        entry["provider_fields"] = provider_fields
-    return entry
+#: An expected client call: choice 0, ``index`` its ordinal among client calls.  Every
+#: Anthropic ``tool_use`` call has type ``function``; ``provider_fields`` is a key only when the
+#: block carried ``caller`` or ``toolset_name``.  No call of this wire is ever ``id_synthesized``.
+call = functools.partial(corpus_build.call, 0)
+assembled = functools.partial(corpus_build.assembled, WIRE)
+dead_letter = functools.partial(corpus_build.dead_letter, WIRE)
 
 
 def server_call(index: int, call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    """An expected entry of ``server_tool_calls``, in the shape every wire shares:
-    ``{index, type, id, name, arguments, status}``.  ``index`` is its ordinal among server
+    """An expected entry of ``server_tool_calls``.  ``index`` is its ordinal among server
     calls, ``type`` the block's own type (``server_tool_use``) verbatim, ``arguments`` built by
     the client-call rule; a ``server_tool_use`` block carries no status, so ``status`` is null."""
-    return {
-        "index": index,
-        "type": "server_tool_use",
-        "id": call_id,
-        "name": name,
-        "arguments": arguments,
-        "status": None,
-    }
+    return corpus_build.server_call(index, "server_tool_use", call_id, name, arguments, None)
 
 
-def missing(entry: dict[str, Any], *fields: str) -> dict[str, Any]:
-    """An expected call object of a dead letter (``missing`` names the absent identity)."""
-    return {**entry, "missing": list(fields)}
-
-
-def assembled(
-    *,
-    finish: str,
-    finish_reason: str | None,
-    tool_calls: list[dict[str, Any]] | None = None,
-    withheld: list[dict[str, Any]] | None = None,
-    content: str | None = None,
-    truncated: bool = False,
-    error_code: str | None = None,
-    retryable: bool = False,
-    **extra: Any,
-) -> dict[str, Any]:
-    """The mandatory keys of an assembled record, plus any extra keys to check."""
-    return {
-        "outcome": "assembled",
-        "wire": WIRE,
-        "finish": finish,
-        "finish_reason": finish_reason,
-        "truncated": truncated,
-        "error_code": error_code,
-        "retryable": retryable,
-        "content": content,
-        "tool_calls": tool_calls or [],
-        "withheld_tool_calls": withheld or [],
-        **extra,
-    }
-
-
-def dead_letter(reason: str, *, calls: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"outcome": "dead_letter", "wire": WIRE, "reason": reason, "calls": calls, **extra}
-
-
-CASES: list[Callable[[], Capture]] = []
-
-
-def case(fn: Callable[[], Capture]) -> Callable[[], Capture]:
-    CASES.append(fn)
-    return fn
+CASES: corpus_build.Cases[Capture] = corpus_build.Cases()
+case = CASES.add
 
 
 # Sources (sections of shared/reference/*.md and the public URLs they cite).
@@ -2003,89 +1910,35 @@ CHANGES = [
 # --------------------------------------------------------------------------------------------
 
 
-#: What every assembled expectation must state.
-ASSEMBLED_KEYS = (
-    "wire",
-    "finish",
-    "finish_reason",
-    "truncated",
-    "error_code",
-    "retryable",
-    "content",
-    "tool_calls",
-    "withheld_tool_calls",
-)
-#: What every dead-letter expectation must state: why, and the calls as far as assembled.
-DEAD_LETTER_KEYS = ("reason", "calls")
-#: The keys of every call object (provider_fields only when it applies).
-CALL_KEYS = ("choice", "index", "id", "name", "type", "arguments", "arguments_json")
 #: The keys of every server call entry: one shape on every wire.
 SERVER_CALL_KEYS = ("index", "type", "id", "name", "arguments", "status")
+#: Every list of call objects an expectation can hold: the ordinals of each run 0, 1, ...
+LISTS = ("tool_calls", "withheld_tool_calls", "server_tool_calls", "calls")
 
 
 def incomplete(capture: Capture) -> list[str]:
     """What a capture's expectation leaves out, or states inconsistently with the rules."""
     expect = capture.expect
-    outcome = expect.get("outcome")
-    lists: dict[str, tuple[str, ...]]
-    if outcome == "assembled":
-        lacking = [key for key in ASSEMBLED_KEYS if key not in expect]
-        lists = {
-            "tool_calls": CALL_KEYS,
-            "withheld_tool_calls": CALL_KEYS,
-            "server_tool_calls": SERVER_CALL_KEYS,
-        }
+    lacking = corpus_build.unstated(
+        expect,
+        assembled_lists={**corpus_build.CLIENT_CALLS, "server_tool_calls": SERVER_CALL_KEYS},
+        ordinals=LISTS,
+        absent=lambda value: not value,  # an id "" is no id (DECISIONS)
+    )
+    lacking += corpus_build.unfinished(expect)
+    if expect.get("outcome") == "assembled":
         finish = expect.get("finish")
-        if finish not in FINISHES:
-            lacking.append(f"finish {finish!r} (not one of {FINISHES})")
-        if expect.get("truncated") != (finish == "length"):
-            lacking.append("truncated (true exactly when finish is length)")
         if finish in ("content_filter", "error", "other") and not expect.get("error_code"):
             lacking.append("error_code (an abnormal finish names its code)")
         if finish in ("length", "content_filter", "error", "other") and expect.get("tool_calls"):
             lacking.append("tool_calls (calls are withheld under this finish)")
-    elif outcome == "dead_letter":
-        lacking = [key for key in DEAD_LETTER_KEYS if key not in expect]
-        lists = {"calls": (*CALL_KEYS, "missing")}
-    else:
-        return [f"outcome {outcome!r}"]
-    if expect.get("wire") != WIRE:
+    if expect.get("outcome") in ("assembled", "dead_letter") and expect.get("wire") != WIRE:
         lacking.append(f"wire (must be {WIRE!r})")
-    for key, need in lists.items():
-        calls = expect.get(key, [])
-        if not isinstance(calls, list):
-            lacking.append(f"{key} (not a list)")
-            continue
-        for n, entry in enumerate(calls):
-            lacking += [f"{key}[{n}].{field}" for field in need if field not in entry]
-            if entry.get("index") != n:
-                lacking.append(f"{key}[{n}].index (ordinals run 0, 1, … in order)")
-            if key == "tool_calls" and not (entry.get("id") and entry.get("name")):
-                lacking.append(f"{key}[{n}] (an executable call without its id or name)")
-            if "missing" in need and "missing" in entry:
-                empty = [field for field in ("id", "name") if not entry.get(field)]
-                if entry["missing"] != empty:
-                    lacking.append(f"{key}[{n}].missing (should name {empty})")
     return lacking
 
 
 def build() -> list[Capture]:
-    captures = []
-    for fn in CASES:
-        capture = fn()
-        capture.name = fn.__name__
-        captures.append(capture)
-    names = [c.name for c in captures]
-    if len(set(names)) != len(names):
-        raise ValueError("duplicate capture names")
-    refused = {c.name: lacking for c in captures if (lacking := incomplete(c))}
-    if refused:
-        raise ValueError(
-            "expectations that leave out what every capture must state (work each value out "
-            "by hand from the rules): "
-            + "; ".join(f"{name}: {', '.join(lacking)}" for name, lacking in refused.items())
-        )
-    return captures
+    return CASES.build(incomplete, "work each value out by hand from the rules")
 
 
 def readme(captures: list[Capture]) -> str:
@@ -2099,12 +1952,7 @@ def readme(captures: list[Capture]) -> str:
         "`.venv/bin/python tests/core/corpus_wires/anthropic-messages/_make.py`. Every expected",
         "value was worked out by hand from issue 13's rules, not by running the assembler.",
         "",
-        "| name | provider shape | what it proves |",
-        "| --- | --- | --- |",
-    ]
-    for c in captures:
-        lines.append(f"| `{c.name}` | {c.shape} | {c.proves} |")
-    lines += [
+        *corpus_build.capture_table(captures),
         "",
         "## Decisions",
         "",
@@ -2119,16 +1967,7 @@ def readme(captures: list[Capture]) -> str:
 
 def main() -> None:
     captures = build()
-    keep = {f"{c.name}{ext}" for c in captures for ext in (".sse", ".json")}
-    for stale in [*HERE.glob("*.sse"), *HERE.glob("*.json")]:
-        if stale.name not in keep:
-            stale.unlink()
-    for c in captures:
-        (HERE / f"{c.name}.sse").write_bytes(c.body)
-        text = json.dumps(c.expectation(), ensure_ascii=False, indent=2) + "\n"
-        (HERE / f"{c.name}.json").write_text(text, encoding="utf-8")
-    (HERE / "README.md").write_text(readme(captures), encoding="utf-8")
-    print(f"wrote {len(captures)} captures to {HERE}")
+    corpus_build.write_corpus(HERE, captures, readme(captures))
 
 
 if __name__ == "__main__":

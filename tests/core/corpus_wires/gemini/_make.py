@@ -31,21 +31,26 @@ Framing, as the servers send it:
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
-from collections.abc import Callable
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+# Run as a script, only this folder is on the path: the shared builders are under the root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
+from tests.core import corpus_build
+from tests.core.corpus_build import COMPACT, dumps, missing
 
 HERE = Path(__file__).resolve().parent
 
 WIRE = "gemini"
 
-#: Separators of the Gemini API's JSON (``{"candidates": [{"content": {"parts": [...``).
+#: Separators of the Gemini API's JSON (``{"candidates": [{"content": {"parts": [...``);
+#: Vertex AI's is ``COMPACT``.
 GOOGLE = (",", ": ")
-#: Separators of Vertex AI's JSON (compact).
-COMPACT = (",", ":")
 
 
 # --------------------------------------------------------------------------------------------
@@ -53,33 +58,10 @@ COMPACT = (",", ":")
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Capture:
-    """One corpus entry: the body to feed the assembler and what the record must contain."""
+class Capture(corpus_build.Capture):
+    """A capture read as ``gemini`` (its ``NAME.json`` says so)."""
 
-    description: str
-    source: str
-    shape: str
-    proves: str
-    body: bytes
-    expect: dict[str, Any]
-    declared_tools: list[str] | None = None
-    strict: bool = False
-    synthesize_ids: bool = False
-    name: str = ""
-
-    def expectation(self) -> dict[str, Any]:
-        return {
-            "description": self.description,
-            "source": self.source,
-            "options": {
-                "wire": WIRE,
-                "declared_tools": self.declared_tools,
-                "strict": self.strict,
-                "synthesize_ids": self.synthesize_ids,
-            },
-            "expect": self.expect,
-        }
+    wire = WIRE
 
 
 @dataclass
@@ -197,10 +179,6 @@ def thought(value: str) -> dict[str, Any]:
     return {"text": value, "thought": True}
 
 
-def dumps(payload: Any, separators: tuple[str, str]) -> str:
-    return json.dumps(payload, ensure_ascii=False, separators=separators)
-
-
 def sse(
     *payloads: Any,
     eol: str = "\r\n",
@@ -221,78 +199,21 @@ def vertex_sse(*payloads: Any) -> bytes:
     return sse(*payloads, eol="\n", separators=COMPACT)
 
 
-def call(
-    index: int,
-    call_id: str | None,
-    name: str | None,
-    arguments: str,
-    arguments_json: bool = True,
-    provider_fields: dict[str, Any] | None = None,
-    id_synthesized: bool = False,
-) -> dict[str, Any]:
-    """An expected call of the record (choice is always 0; type always ``function``).
-
-    ``provider_fields`` and ``id_synthesized`` are record keys only when they apply.
-    """
-    entry: dict[str, Any] = {
-        "choice": 0,
-        "index": index,
-        "id": call_id,
-        "name": name,
-        "type": "function",
-        "arguments": arguments,
-        "arguments_json": arguments_json,
-    }
-    if provider_fields is not None:
-        entry["provider_fields"] = provider_fields
-    if id_synthesized:
-        entry["id_synthesized"] = True
-    return entry
+#: An expected call of the record: choice 0, type ``function``; ``provider_fields`` and
+#: ``id_synthesized`` are record keys only when they apply.
+call = functools.partial(corpus_build.call, 0)
+dead_letter = functools.partial(corpus_build.dead_letter, WIRE)
 
 
 def synthesized_id(seed: str, index: int) -> str:
     """The issue's deterministic id for a Gemini call without one: seed, choice 0, ordinal."""
-    digest = hashlib.sha256(f"toolwire/call-id/{seed}/0/{index}".encode()).hexdigest()
-    return "call_tw_" + digest[:24]
+    return corpus_build.synthesized_id(seed, 0, index)
 
 
-def missing(entry: dict[str, Any], *fields: str) -> dict[str, Any]:
-    """An expected call of a missing_identity / stream_closed dead letter."""
-    return {**entry, "missing": list(fields)}
-
-
-def assembled(
-    *,
-    finish: str,
-    finish_reason: str | None,
-    tool_calls: list[dict[str, Any]] | None = None,
-    withheld: list[dict[str, Any]] | None = None,
-    content: str | None = None,
-    truncated: bool = False,
-    error_code: str | None = None,
-    retryable: bool = False,
-    server_tool_calls: list[dict[str, Any]] | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    """The mandatory keys of an assembled Gemini record, plus any extra keys to check."""
-    return {
-        "outcome": "assembled",
-        "wire": WIRE,
-        "finish": finish,
-        "finish_reason": finish_reason,
-        "truncated": truncated,
-        "error_code": error_code,
-        "retryable": retryable,
-        "content": content,
-        "tool_calls": tool_calls or [],
-        "withheld_tool_calls": withheld or [],
-        "server_tool_calls": server_tool_calls or [],
-        **extra,
-    }
-
-
-def dead_letter(reason: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"outcome": "dead_letter", "wire": WIRE, "reason": reason, "calls": calls}
+def assembled(*, server_tool_calls: list[dict[str, Any]] | None = None, **fields: Any
+              ) -> dict[str, Any]:
+    """An assembled Gemini record: ``server_tool_calls`` is stated by every capture."""
+    return corpus_build.assembled(WIRE, server_tool_calls=server_tool_calls or [], **fields)
 
 
 def sig(seed: str, size: int = 96) -> str:
@@ -305,12 +226,8 @@ def sig(seed: str, size: int = 96) -> str:
     return base64.b64encode(b"\x12\x8f" + raw[:size]).decode("ascii")
 
 
-CASES: list[Callable[[], Capture]] = []
-
-
-def case(fn: Callable[[], Capture]) -> Callable[[], Capture]:
-    CASES.append(fn)
-    return fn
+CASES: corpus_build.Cases[Capture] = corpus_build.Cases()
+case = CASES.add
 
 
 # Reference sections and the public reports they cite.
@@ -1731,76 +1648,25 @@ def gemini_nameless_call_no_open_call() -> Capture:
 # Writing
 # --------------------------------------------------------------------------------------------
 
-#: What every assembled expectation must state.
-ASSEMBLED_KEYS = (
-    "wire",
-    "finish",
-    "finish_reason",
-    "truncated",
-    "error_code",
-    "retryable",
-    "content",
-    "tool_calls",
-    "withheld_tool_calls",
-)
-#: What every dead-letter expectation must state.
-DEAD_LETTER_KEYS = ("reason", "calls")
-#: The keys of every call object (provider_fields and id_synthesized only when they apply).
-CALL_KEYS = ("choice", "index", "id", "name", "type", "arguments", "arguments_json")
-FINISHES = ("stop", "tool_calls", "length", "content_filter", "error", "other")
+#: The lists of call objects, each in ordinal order.
+LISTS = ("tool_calls", "withheld_tool_calls", "calls")
 
 
 def incomplete(capture: Capture) -> list[str]:
     """What ``capture.expect`` leaves unsaid that every capture must say (empty: nothing)."""
     expect = capture.expect
-    outcome = expect.get("outcome")
-    lists: dict[str, tuple[str, ...]]
-    if outcome == "assembled":
-        lacking = [key for key in ASSEMBLED_KEYS if key not in expect]
-        if expect.get("finish") not in FINISHES:
-            lacking.append(f"finish {expect.get('finish')!r}")
-        if expect.get("truncated") != (expect.get("finish") == "length"):
-            lacking.append("truncated (true exactly when finish is length)")
-        lists = {"tool_calls": CALL_KEYS, "withheld_tool_calls": CALL_KEYS}
-    elif outcome == "dead_letter":
-        lacking = [key for key in DEAD_LETTER_KEYS if key not in expect]
-        lists = {"calls": (*CALL_KEYS, "missing")}
-    else:
-        return [f"outcome {outcome!r}"]
-    for key, need in lists.items():
-        calls = expect.get(key, [])
-        for n, entry in enumerate(calls):
-            lacking += [f"{key}[{n}].{field}" for field in need if field not in entry]
-            if entry.get("index") != n:
-                lacking.append(f"{key}[{n}].index (calls are listed in ordinal order)")
-            if key == "tool_calls" and not (entry.get("id") and entry.get("name")):
-                lacking.append(f"{key}[{n}] (an executable call without its id or name)")
-            synthesized = str(entry.get("id") or "").startswith("call_tw_")
-            if synthesized != bool(entry.get("id_synthesized")):
-                lacking.append(f"{key}[{n}].id_synthesized")
-            if "missing" in need and "missing" in entry:
-                nulls = [field for field in ("id", "name") if entry.get(field) is None]
-                if entry["missing"] != nulls:
-                    lacking.append(f"{key}[{n}].missing (should name {nulls})")
+    lacking = corpus_build.unstated(expect, ordinals=LISTS) + corpus_build.unfinished(expect)
+    # This wire synthesizes every missing id (Decision 1): a call_tw_ id is exactly a
+    # synthesized one.
+    for key, n, entry in corpus_build.call_lists(expect, LISTS):
+        synthesized = str(entry.get("id") or "").startswith("call_tw_")
+        if synthesized != bool(entry.get("id_synthesized")):
+            lacking.append(f"{key}[{n}].id_synthesized")
     return lacking
 
 
 def build() -> list[Capture]:
-    captures = []
-    for fn in CASES:
-        capture = fn()
-        capture.name = fn.__name__
-        captures.append(capture)
-    names = [c.name for c in captures]
-    if len(set(names)) != len(names):
-        raise ValueError("duplicate capture names")
-    refused = {c.name: lacking for c in captures if (lacking := incomplete(c))}
-    if refused:
-        raise ValueError(
-            "expectations that leave out what every capture must state: "
-            + "; ".join(f"{name}: {', '.join(lacking)}" for name, lacking in refused.items())
-        )
-    return captures
+    return CASES.build(incomplete, "work each value out by hand from the rules")
 
 
 INTRO = """\
@@ -1830,8 +1696,6 @@ Every assembled expectation states `outcome`, `wire`, `finish`, `finish_reason`,
 capture is about them. Every dead letter states `outcome`, `wire`, `reason` and `calls` (with
 `missing`).
 
-| name | provider shape | what it proves |
-| --- | --- | --- |
 """
 
 DECISIONS = """\
@@ -1948,22 +1812,12 @@ framer reports a non-SSE body.
 
 
 def readme(captures: list[Capture]) -> str:
-    rows = [f"| `{c.name}` | {c.shape} | {c.proves} |" for c in captures]
-    return INTRO + "\n".join(rows) + "\n\n" + DECISIONS
+    return INTRO + "\n".join(corpus_build.capture_table(captures)) + "\n\n" + DECISIONS
 
 
 def main() -> None:
     captures = build()
-    keep = {f"{c.name}{ext}" for c in captures for ext in (".sse", ".json")}
-    for stale in [*HERE.glob("*.sse"), *HERE.glob("*.json")]:
-        if stale.name not in keep:
-            stale.unlink()
-    for c in captures:
-        (HERE / f"{c.name}.sse").write_bytes(c.body)
-        spec = json.dumps(c.expectation(), ensure_ascii=False, indent=2) + "\n"
-        (HERE / f"{c.name}.json").write_text(spec, encoding="utf-8")
-    (HERE / "README.md").write_text(readme(captures), encoding="utf-8")
-    print(f"wrote {len(captures)} captures to {HERE}")
+    corpus_build.write_corpus(HERE, captures, readme(captures))
 
 
 if __name__ == "__main__":

@@ -20,14 +20,19 @@ an expectation.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
+import sys
 from pathlib import Path
 from typing import Any
 
+# Run as a script, only this folder is on the path: the shared builders are under the root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
+from tests.core import corpus_build
+from tests.core.corpus_build import dumps, missing, server_call
+
 HERE = Path(__file__).resolve().parent
+
 WIRE = "openai-responses"
 
 # --------------------------------------------------------------------------------------------
@@ -35,38 +40,10 @@ WIRE = "openai-responses"
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Capture:
-    """One corpus entry: the body to feed the assembler and what the record must contain."""
+class Capture(corpus_build.Capture):
+    """A capture read as ``openai-responses`` (its ``NAME.json`` says so)."""
 
-    description: str
-    source: str
-    shape: str
-    proves: str
-    body: bytes
-    expect: dict[str, Any]
-    declared_tools: list[str] | None = None
-    strict: bool = False
-    synthesize_ids: bool = False
-    name: str = ""
-
-    def expectation(self) -> dict[str, Any]:
-        return {
-            "description": self.description,
-            "source": self.source,
-            "options": {
-                "wire": WIRE,
-                "declared_tools": self.declared_tools,
-                "strict": self.strict,
-                "synthesize_ids": self.synthesize_ids,
-            },
-            "expect": self.expect,
-        }
-
-
-def dumps(payload: Any) -> str:
-    """Compact JSON as the API sends it (non-ASCII kept raw)."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    wire = WIRE
 
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -362,82 +339,13 @@ class Responses:
         return text.replace("\n", newline).encode("utf-8")
 
 
-def call(
-    index: int,
-    call_id: str | None,
-    name: str | None,
-    arguments: str,
-    arguments_json: bool,
-    type_: str = "function",
-    provider_fields: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """An expected client call of the record (``provider_fields`` only when it applies)."""
-    entry: dict[str, Any] = {
-        "choice": 0,
-        "index": index,
-        "id": call_id,
-        "name": name,
-        "type": type_,
-        "arguments": arguments,
-        "arguments_json": arguments_json,
-    }
-    if provider_fields is not None:
-        entry["provider_fields"] = provider_fields
-    return entry
-
-
-def server_call(
-    index: int, type_: str, item_id: str, name: str | None, arguments: str, status: str | None
-) -> dict[str, Any]:
-    """An expected entry of ``server_tool_calls`` (README, Decisions 1): the one shape of every
-    wire, ``{index, type, id, name, arguments, status}``, arguments always a string."""
-    return {"index": index, "type": type_, "id": item_id, "name": name, "arguments": arguments,
-            "status": status}
-
-
-def missing(entry: dict[str, Any], *fields: str) -> dict[str, Any]:
-    """An expected call object of a dead letter."""
-    return {**entry, "missing": list(fields)}
-
-
-def assembled(
-    *,
-    finish: str,
-    finish_reason: str | None,
-    tool_calls: list[dict[str, Any]] | None = None,
-    withheld: list[dict[str, Any]] | None = None,
-    content: str | None = None,
-    truncated: bool = False,
-    error_code: str | None = None,
-    retryable: bool = False,
-    **extra: Any,
-) -> dict[str, Any]:
-    """The mandatory keys of an assembled record, plus any extra keys to check."""
-    return {
-        "outcome": "assembled",
-        "wire": WIRE,
-        "finish": finish,
-        "finish_reason": finish_reason,
-        "truncated": truncated,
-        "error_code": error_code,
-        "retryable": retryable,
-        "content": content,
-        "tool_calls": tool_calls or [],
-        "withheld_tool_calls": withheld or [],
-        **extra,
-    }
-
-
-def dead_letter(reason: str, calls: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"outcome": "dead_letter", "wire": WIRE, "reason": reason, "calls": calls, **extra}
-
-
-CASES: list[Callable[[], Capture]] = []
-
-
-def case(fn: Callable[[], Capture]) -> Callable[[], Capture]:
-    CASES.append(fn)
-    return fn
+#: An expected client call of the record: choice 0 (``provider_fields`` only when it
+#: applies); ``server_call`` is the one shape of every wire (README, Decisions 1).
+call = functools.partial(corpus_build.call, 0)
+assembled = functools.partial(corpus_build.assembled, WIRE)
+dead_letter = functools.partial(corpus_build.dead_letter, WIRE)
+CASES: corpus_build.Cases[Capture] = corpus_build.Cases()
+case = CASES.add
 
 
 # Sources (reference docs beside the repository, and the public reports they cite).
@@ -1732,77 +1640,16 @@ def delta_for_item_never_added() -> Capture:
 # --------------------------------------------------------------------------------------------
 
 
-#: What every assembled expectation must state.
-ASSEMBLED_KEYS = (
-    "wire",
-    "finish",
-    "finish_reason",
-    "truncated",
-    "error_code",
-    "retryable",
-    "content",
-    "tool_calls",
-    "withheld_tool_calls",
-)
-#: What every dead-letter expectation must state: why, and the calls as far as assembled.
-DEAD_LETTER_KEYS = ("reason", "calls")
-#: The keys of every call object (provider_fields only when it applies).
-CALL_KEYS = ("choice", "index", "id", "name", "type", "arguments", "arguments_json")
-FINISHES = ("stop", "tool_calls", "length", "content_filter", "error", "other")
-
-
 def incomplete(capture: Capture) -> list[str]:
     """What ``capture.expect`` leaves unsaid that every capture must say (empty: nothing)."""
-    expect = capture.expect
-    outcome = expect.get("outcome")
-    lists: dict[str, tuple[str, ...]]
-    if outcome == "assembled":
-        lacking = [key for key in ASSEMBLED_KEYS if key not in expect]
-        if expect.get("finish") not in FINISHES:
-            lacking.append(f"finish (not one of {FINISHES})")
-        if expect.get("truncated") != (expect.get("finish") == "length"):
-            lacking.append("truncated (true exactly when finish is length)")
-        lists = {"tool_calls": CALL_KEYS, "withheld_tool_calls": CALL_KEYS}
-    elif outcome == "dead_letter":
-        lacking = [key for key in DEAD_LETTER_KEYS if key not in expect]
-        lists = {"calls": (*CALL_KEYS, "missing")}
-    else:
-        return [f"outcome {outcome!r}"]
-    for key, need in lists.items():
-        calls = expect.get(key, [])
-        if not isinstance(calls, list):
-            lacking.append(f"{key} (not a list)")
-            continue
-        for n, entry in enumerate(calls):
-            lacking += [f"{key}[{n}].{field}" for field in need if field not in entry]
-            if key == "tool_calls" and not (entry.get("id") and entry.get("name")):
-                lacking.append(f"{key}[{n}] (an executable call without its id or name)")
-            if entry.get("index") != n and key != "calls":
-                lacking.append(f"{key}[{n}].index (calls are listed in index order)")
-            if "missing" in need and "missing" in entry:
-                nulls = [field for field in ("id", "name") if entry.get(field) is None]
-                if entry["missing"] != nulls:
-                    lacking.append(f"{key}[{n}].missing (should name {nulls})")
-    return lacking
+    return [
+        *corpus_build.unstated(capture.expect, ordinals=("tool_calls", "withheld_tool_calls")),
+        *corpus_build.unfinished(capture.expect),
+    ]
 
 
 def build() -> list[Capture]:
-    captures = []
-    for fn in CASES:
-        capture = fn()
-        capture.name = fn.__name__
-        captures.append(capture)
-    names = [c.name for c in captures]
-    if len(set(names)) != len(names):
-        raise ValueError("duplicate capture names")
-    refused = {c.name: lacking for c in captures if (lacking := incomplete(c))}
-    if refused:
-        raise ValueError(
-            "expectations that leave out what every capture must state (work each value out "
-            "by hand from the rules): "
-            + "; ".join(f"{name}: {', '.join(lacking)}" for name, lacking in refused.items())
-        )
-    return captures
+    return CASES.build(incomplete, "work each value out by hand from the rules")
 
 
 INTRO = """\
@@ -1947,28 +1794,13 @@ NOT_COVERED = """\
 
 
 def readme(captures: list[Capture]) -> str:
-    lines = [
-        INTRO,
-        "| name | provider shape | what it proves |",
-        "| --- | --- | --- |",
-    ]
-    for c in captures:
-        lines.append(f"| `{c.name}` | {c.shape} | {c.proves} |")
+    lines = [INTRO, *corpus_build.capture_table(captures)]
     return "\n".join(lines) + "\n\n" + DECISIONS + "\n" + CHANGED + "\n" + NOT_COVERED
 
 
 def main() -> None:
     captures = build()
-    keep = {f"{c.name}{ext}" for c in captures for ext in (".sse", ".json")}
-    for stale in [*HERE.glob("*.sse"), *HERE.glob("*.json")]:
-        if stale.name not in keep:
-            stale.unlink()
-    for c in captures:
-        (HERE / f"{c.name}.sse").write_bytes(c.body)
-        text = json.dumps(c.expectation(), ensure_ascii=False, indent=2) + "\n"
-        (HERE / f"{c.name}.json").write_text(text, encoding="utf-8")
-    (HERE / "README.md").write_text(readme(captures), encoding="utf-8")
-    print(f"wrote {len(captures)} captures to {HERE}")
+    corpus_build.write_corpus(HERE, captures, readme(captures))
 
 
 if __name__ == "__main__":
