@@ -192,3 +192,43 @@ def test_the_sweep_commits_only_when_no_commit_ran_since_the_last_sweep(
             await glue._sweep()  # idle again: commits
     run(scenario)
     assert commits == [False, False, False]
+
+
+def test_a_recovery_stalled_after_its_restart_stops_the_worker_with_its_status(
+        tmp_path: Path) -> None:
+    """The watchdog's verdicts, as the worker acts on them: a restarted reading also seeks the
+    changelog partitions where the recovery got to; a recovery still stalled a period later
+    stops the process with the status the supervisor restarts on (its rebalance starts the
+    recovery again), and the probes say why — never a worker alive and idle."""
+    from toolwire.app.publishing import EXIT_FAULT
+    from toolwire.app.watchdog import Verdict
+
+    worker = create_app(Settings(state_dir=tmp_path, app_id="stall-test",
+                                 bootstrap="127.0.0.1:9"))
+    exits: list[int] = []
+    seeks: list[dict[Any, int]] = []
+    verdicts = iter([Verdict.RESTARTED, Verdict.QUIET, Verdict.STUCK])
+
+    def exit_(status: int) -> Any:
+        exits.append(status)
+
+    async def seek_wait(offsets: dict[Any, int]) -> None:
+        seeks.append(offsets)
+
+    async def no_probe() -> None:
+        return None
+
+    worker.exit = exit_  # type: ignore[assignment]
+    with patch.object(worker.watchdog, "check", lambda: next(verdicts)), \
+            patch.object(worker.watchdog, "restart_offsets", lambda: {"tp": 17}), \
+            patch.object(type(worker.app.consumer), "seek_wait", staticmethod(seek_wait)), \
+            patch.object(worker, "_probe_progress", no_probe):
+        asyncio.run(worker._watch_recovery())
+        assert (seeks, exits) == ([{"tp": 17}], [])
+        assert worker.stats["recovery_flow_resumed"] == 1
+        asyncio.run(worker._watch_recovery())
+        assert exits == []
+        asyncio.run(worker._watch_recovery())
+    assert exits == [EXIT_FAULT]
+    live, why = worker.health.liveness()
+    assert not live and "table recovery received no changelog record" in why

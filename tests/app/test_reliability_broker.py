@@ -530,7 +530,10 @@ def leads_group(worker: Worker) -> bool:
 def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int | None) -> None:
     """Two workers; ``REBALANCE_KILLS`` times (2; full 3), one of them (each in turn:
     :func:`rebalance_victim`) is SIGKILLed, the other takes over, and the killed one is
-    started again."""
+    started again. Each worker runs under its supervisor (:class:`Supervised`), as in
+    production: a worker whose table recovery stays stalled (faust-streaming #176, #629; see
+    ``toolwire.app.watchdog``) stops with status 75 and is started again, and its restart's
+    rebalance starts the recovery again (a restart is an event between copies, as a kill)."""
     rng = random.Random(SEED + 3)
     extra = {} if standby is None else {"TOOLWIRE_STANDBY_REPLICAS": str(standby)}
     dep = TunedDeployment(kafka_bootstrap, tmp_path, partitions=PARTITIONS, extra_env=extra)
@@ -547,16 +550,16 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     producer = Producer(kafka_bootstrap, dep.chunks, paced(
         order, max(60.0, REBALANCE_RESPONSES * 0.1, REBALANCE_KILLS * 24.0)))
     watcher = Watcher(kafka_bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
-    workers: list[Worker] = []
+    supervisors: list[Supervised] = []
     cycles: list[dict[str, Any]] = []
     kills: list[tuple[float, str]] = []
     takeovers: list[float] = []
     spreads: list[float] = []
     try:
-        live = {name: Worker(dep, name) for name in REBALANCE_WORKERS}
-        workers += live.values()
-        for worker in live.values():
-            worker.wait_ready()
+        live = {name: Supervised(dep, name) for name in REBALANCE_WORKERS}
+        supervisors += live.values()
+        for supervised in live.values():
+            supervised.worker.wait_ready()
         settled_s, before = spread(kafka_bootstrap, dep.name, dep.chunks, 2, PARTITIONS, 90)
         assert settled_s is not None, f"the two workers never shared the partitions: {before}"
         producer.start()
@@ -567,7 +570,7 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
                 watcher.first_after(since, timeout=60)
                 time.sleep(rng.uniform(1.0, 3.0))
             name = rebalance_victim(cycle)
-            victim = live[name]
+            victim = live[name].worker
             leader = leads_group(victim)
             owned = log_assignment(victim.log, dep.chunks) or set()
             _, assigned = group_assignment(kafka_bootstrap, dep.name, dep.chunks)
@@ -588,9 +591,9 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
 
             takeover = watcher.first_after(killed_at, from_victim, timeout=120)
             alone_s, alone = spread(kafka_bootstrap, dep.name, dep.chunks, 1, PARTITIONS, 60)
-            restarted = Worker(dep, f"{name}{cycle + 1}")
-            workers.append(restarted)
-            live[name] = restarted
+            live[name].close()  # killed: the test starts it again, not its supervisor
+            live[name] = Supervised(dep, f"{name}{cycle + 1}")
+            supervisors.append(live[name])
             back_s, after = spread(kafka_bootstrap, dep.name, dep.chunks, 2, PARTITIONS, 120)
             if takeover is not None:
                 takeovers.append(takeover.created - killed_at)
@@ -608,22 +611,28 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
                 "spread_back_s": None if back_s is None else round(back_s, 3)})
         producer.finish(timeout=240 + REBALANCE_RESPONSES * 0.2)
         wait_all(watcher, plans, timeout=120 + REBALANCE_RESPONSES * 0.15)
-        alive = all(w.process.poll() is None for w in live.values())
+        alive = all(s.alive for s in live.values())
     finally:
         producer.abort()
+        for supervised in supervisors:
+            supervised.close()
+        workers = [w for s in supervisors for w in s.workers]
         stop_all(workers)
         watcher.close()
 
     verdict = verify(watcher.seen(), plans, dep.output_topics)
-    # Only the SIGKILLs: the restart of a killed worker moves partitions back to it in a
-    # clean rebalance, which must not publish anything twice.
-    windows = attribute(verdict.duplicates, kills)
+    # Only the SIGKILLs and the supervisors' restarts: the restart of a killed worker moves
+    # partitions back to it in a clean rebalance, which must not publish anything twice.
+    restarts = [e for s in supervisors for e in s.events]
+    events = sorted([*kills, *restarts])
+    windows = attribute(verdict.duplicates, events)
     label = "unset" if standby is None else str(standby)
     figures = Figures(f"rebalance_standby_{label}")
     figures.report("responses", len(plans))
     figures.report("session_timeout_s", float(dep.env()["TOOLWIRE_SESSION_TIMEOUT"]), "s")
     figures.report("standby_replicas", label)
     figures.report("sigkills", len(kills))
+    figures.report("worker_restarts (status 75, by the supervisor)", len(restarts))
     common_figures(figures, verdict, windows)
     figures.report("takeover_max_s (kill -> first record of a killed worker's partition)",
                    max(takeovers, default=float("nan")), "s")
@@ -644,8 +653,9 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     figures.note("assignment_before", {m[-8:]: sorted(p) for m, p in before.items()})
     figures.note("cycles", cycles)
     figures.note("duplicates", windows[:40])
-    figures.note("different_contents", copies_of(verdict.conflicts, kills)[:20])
-    figures.note("lost", lost_details(verdict, plans, producer, *(t for t, _ in kills)))
+    figures.note("events", [(round(t - events[0][0], 3), label) for t, label in events])
+    figures.note("different_contents", copies_of(verdict.conflicts, events)[:20])
+    figures.note("lost", lost_details(verdict, plans, producer, *(t for t, _ in events)))
     figures.note("worker_errors", worker_errors(workers))
     figures.emit()
 

@@ -27,7 +27,7 @@ from toolwire.app.health import Health, serve
 from toolwire.app.metrics import WorkerMetrics
 from toolwire.app.publishing import EXIT_FAULT, Publisher, PublishFault
 from toolwire.app.tables import TextKeys
-from toolwire.app.watchdog import RecoveryWatchdog
+from toolwire.app.watchdog import RecoveryStalled, RecoveryWatchdog, Verdict
 from toolwire.config.logs import logging_config
 from toolwire.config.security import client_options
 from toolwire.config.settings import Settings
@@ -110,8 +110,21 @@ class Toolwire:
         return sum(table.resend_failed() for table in self.tables)
 
     async def _watch_recovery(self) -> None:
-        if self.watchdog.check():
+        verdict = self.watchdog.check()
+        if verdict is Verdict.RESTARTED:
             self.stats[Event.RECOVERY_FLOW_RESUMED] += 1
+            try:
+                await self.app.consumer.seek_wait(self.watchdog.restart_offsets())
+            except Exception as exc:  # the resume is done; the seek is a second chance
+                log.warning("table recovery: the seek of its restarted reading failed: %s",
+                            exc)
+        elif verdict is Verdict.STUCK:
+            stalled = 2 * self.watchdog.stalled_after
+            self.fail(PublishFault(
+                RecoveryStalled(), f"table recovery received no changelog record for "
+                f"{stalled:.0f} s, also after its reading was restarted (faust-streaming "
+                "#176, #629)", "the restarted worker rejoins the group, and its rebalance "
+                "starts the recovery again (nothing was committed past what is durable)"))
         await self._probe_progress()
 
     async def _probe_progress(self) -> None:
