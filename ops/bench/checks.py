@@ -11,7 +11,6 @@ records on the assembled topic, the others on the dead-letter topic.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,6 @@ from typing import Any
 
 import kafka_io
 import orjson
-from aiokafka import AIOKafkaConsumer
 from workload import Response
 
 from toolwire.stream.messages import H_REQUEST_ID
@@ -70,36 +68,12 @@ async def read_records(bootstrap: str, topics: Sequence[str], requests: set[str]
                        timeout: float = 120.0) -> list[tuple[str, str, dict[str, Any]]]:
     """(topic, request id, record) of every record of ``topics`` (up to their end offsets
     now) whose ``request-id`` header is one of ``requests``."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                max_partition_fetch_bytes=4 << 20, fetch_max_bytes=16 << 20)
-    await consumer.start()
     out: list[tuple[str, str, dict[str, Any]]] = []
-    try:
-        tps = await kafka_io._partitions(consumer, topics)
-        ends = await consumer.end_offsets(tps)
-        todo = {tp for tp in tps if ends[tp] > 0}
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        deadline = time.monotonic() + timeout
-        while todo and time.monotonic() < deadline:
-            for tp in list(todo):
-                if await consumer.position(tp) >= ends[tp]:
-                    todo.discard(tp)
-            if not todo:
-                break
-            batch = await consumer.getmany(*todo, timeout_ms=500)
-            for tp, records in batch.items():
-                for r in records:
-                    if r.offset >= ends[tp]:
-                        continue
-                    raw = dict(r.headers).get(H_REQUEST_ID)
-                    request = raw.decode(errors="replace") if raw is not None else None
-                    if request in requests:
-                        out.append((tp.topic, request, orjson.loads(r.value)))
-        if todo:
-            raise TimeoutError(f"reading {', '.join(topics)} did not finish in {timeout} s")
-    finally:
-        await consumer.stop()
+    async for r in kafka_io.records_to_end(bootstrap, topics, timeout):
+        raw = dict(r.headers).get(H_REQUEST_ID)
+        request = raw.decode(errors="replace") if raw is not None else None
+        if request in requests:
+            out.append((r.topic, request, orjson.loads(r.value)))
     return out
 
 

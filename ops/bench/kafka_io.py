@@ -179,14 +179,13 @@ class TopicStats:
         return self.key_bytes + self.value_bytes
 
 
-async def read_all(bootstrap: str, topics: Sequence[str], *, keep_times: bool = False,
-                   timeout: float = 300.0) -> dict[str, TopicStats]:
-    """Every record of ``topics`` up to their end offsets now: counts, key and value bytes
-    (and Kafka timestamps with ``keep_times``)."""
+async def records_to_end(bootstrap: str, topics: Sequence[str], timeout: float
+                         ) -> AsyncIterator[Any]:
+    """Every record of ``topics`` up to their end offsets now, from the beginning; a read
+    that does not get there in ``timeout`` seconds raises :class:`TimeoutError`."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                                 max_partition_fetch_bytes=4 << 20, fetch_max_bytes=16 << 20)
     await consumer.start()
-    stats = {t: TopicStats() for t in topics}
     try:
         tps = await _partitions(consumer, topics)
         ends = await consumer.end_offsets(tps)
@@ -202,19 +201,27 @@ async def read_all(bootstrap: str, topics: Sequence[str], *, keep_times: bool = 
                 break
             batch = await consumer.getmany(*todo, timeout_ms=500)
             for tp, records in batch.items():
-                s = stats[tp.topic]
                 for r in records:
-                    if r.offset >= ends[tp]:
-                        continue
-                    s.records += 1
-                    s.key_bytes += len(r.key or b"")
-                    s.value_bytes += len(r.value or b"")
-                    if keep_times:
-                        s.timestamps.append(r.timestamp / 1000)
+                    if r.offset < ends[tp]:
+                        yield r
         if todo:
             raise TimeoutError(f"reading {', '.join(topics)} did not finish in {timeout} s")
     finally:
         await consumer.stop()
+
+
+async def read_all(bootstrap: str, topics: Sequence[str], *, keep_times: bool = False,
+                   timeout: float = 300.0) -> dict[str, TopicStats]:
+    """Every record of ``topics`` up to their end offsets now: counts, key and value bytes
+    (and Kafka timestamps with ``keep_times``)."""
+    stats = {t: TopicStats() for t in topics}
+    async for r in records_to_end(bootstrap, topics, timeout):
+        s = stats[r.topic]
+        s.records += 1
+        s.key_bytes += len(r.key or b"")
+        s.value_bytes += len(r.value or b"")
+        if keep_times:
+            s.timestamps.append(r.timestamp / 1000)
     return stats
 
 

@@ -172,4 +172,3 @@ def test_a_whole_call_is_never_continued_by_a_nameless_part() -> None:
 def test_a_wrong_shape_is_malformed_chunk(frame: bytes) -> None:
     record = assemble(TEXT + frame + STOP, GEMINI)
     assert (record["outcome"], record["reason"]) == ("dead_letter", "malformed_chunk")
-

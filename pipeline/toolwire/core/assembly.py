@@ -24,7 +24,7 @@ from toolwire.core.completeness import Completeness
 from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize, malformed
 from toolwire.core.framing import Framer, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
-from toolwire.core.limits import SHALLOW_JSON_BYTES, Limits
+from toolwire.core.limits import Limits
 from toolwire.core.records import ServerCall
 from toolwire.core.wires import (
     AUTO,
@@ -264,18 +264,16 @@ class Assembler:
         choice = self.choices[index] = Choice()
         return choice
 
-    def keep_usage(self, source: object, usage: dict[str, object],
-                   json_bytes: int | None = None) -> None:
+    def keep_usage(self, source: object, usage: dict[str, object]) -> None:
         """The response's usage so far (the last object wins), carried verbatim.
 
-        It must be writable back out (usually one small object per response). Gemini sends
-        one on every chunk, so the check is skipped where it cannot fail: ``json_bytes``, the
-        size of the JSON text the usage was read from, when under :data:`SHALLOW_JSON_BYTES`
-        (each level of nesting takes two bytes of that text); and for an object equal to the
-        one kept last (equal JSON values have the same nesting).
+        It must be writable back out (usually one small object per response). An object
+        equal to the one kept last was checked already (equal JSON values have the same
+        nesting). A wire may keep a usage read from JSON text shorter than
+        :data:`~toolwire.core.limits.SHALLOW_JSON_BYTES` without calling this: it cannot
+        nest too deeply (Gemini sends one on every chunk).
         """
-        if (usage and (json_bytes is None or json_bytes >= SHALLOW_JSON_BYTES)
-                and usage != self.usage and _carried_size(usage) is None):
+        if usage and usage != self.usage and _carried_size(usage) is None:
             raise malformed(source, "'usage' is nested too deeply to carry")
         self.usage = usage
 

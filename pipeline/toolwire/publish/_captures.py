@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolwire.core.assembly import Assembler
+from toolwire.core import Options, new_assembler
 from toolwire.core.wires import AUTO, DEFAULT_WIRE
 from toolwire.publish._coalescing import DEFAULT_COALESCE_BYTES
 from toolwire.publish._publisher import DEFAULT_CONNECT_TIMEOUT, ChunkPublisher, PublishReport
@@ -32,7 +32,7 @@ def body_wire(body: bytes) -> str:
     named by the same rules the offline assembly reads it with — a JSON body that is no SSE
     included (its wire's framing names it; the worker then dead-letters it).
     """
-    asm = Assembler(wire=AUTO)
+    asm = new_assembler(Options(wire=AUTO))
     for piece in split_events(body):
         asm.feed(piece)
         if asm.wire.name != AUTO or asm.failure is not None:

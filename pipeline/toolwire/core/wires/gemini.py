@@ -338,7 +338,7 @@ class Gemini(Wire):
                 if len(payload) < SHALLOW_JSON_BYTES:  # it writes out: see keep_usage
                     asm.usage = usage
                 else:
-                    asm.keep_usage(chunk, usage, len(payload))
+                    asm.keep_usage(chunk, usage)
             candidates = chunk.get("candidates")
             if type(candidates) is list and candidates:
                 position = -1
