@@ -46,9 +46,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 
 from tests.app.support import (
-    SYNTHESIZING_PROVIDER,
     Deployment,
     Worker,
+    provider_for,
     request_chunks,
     with_provider,
 )
@@ -240,12 +240,14 @@ def corpus_responses(count: int, *, prefix: str, partitions: int, rng: random.Ra
         partition = partition_of(session.encode(), partitions)
         chunks = request_chunks(session, request, cut(capture.body, rng, 8, largest_slice),
                                 tools=tools)
-        if capture.options.synthesize_ids:
-            # The workers synthesize ids for this provider only, seeded by the request id:
-            # the same ids must come out whatever kill or restart happened in between.
-            chunks = with_provider(chunks, SYNTHESIZING_PROVIDER)
+        provider = provider_for(capture.options)
+        if provider is not None:
+            # The workers synthesize ids (or end without [DONE]) for this provider only,
+            # seeded by the request id: the same ids must come out whatever kill or restart
+            # happened in between.
+            chunks = with_provider(chunks, provider)
             record = dict(assemble(capture.body, options, Provenance(
-                request_id=request, session_id=session, provider=SYNTHESIZING_PROVIDER)))
+                request_id=request, session_id=session, provider=provider)))
         else:
             record = dict(assemble(capture.body, options))
         messages = tuple(Send(session.encode(), c.value, tuple(c.headers()), partition,

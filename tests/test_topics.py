@@ -327,7 +327,8 @@ def test_every_capture_through_the_processor_matches_the_contracts(
         validators: dict[Sink, Draft202012Validator]) -> None:
     processor, _ = _processor(Settings(
         worker_name="w:1", strict=capture.options.strict,
-        synthesize_ids="*" if capture.options.synthesize_ids else ""))
+        synthesize_ids="*" if capture.options.synthesize_ids else "",
+        end_without_done="*" if capture.options.end_without_done else ""))
     tools = (None if capture.options.declared_tools is None
              else ",".join(sorted(capture.options.declared_tools)))
     pieces = _events(capture.body) or [b""]

@@ -20,6 +20,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from toolwire.core import Options
 from toolwire.stream.messages import H_CHUNK_SEQ, H_DECLARED_TOOLS, H_END, H_REQUEST_ID
 
 READY_LINE = "[^Worker]: Ready"
@@ -29,6 +30,24 @@ READY_LINE = "[^Worker]: Ready"
 #: The ``provider`` header for which every test worker synthesizes missing call ids
 #: (``TOOLWIRE_SYNTHESIZE_IDS``): corpus captures that expect synthesis are sent with it.
 SYNTHESIZING_PROVIDER: Final = "synthesizing-provider"
+#: The ``provider`` header whose bodies every test worker takes as complete without
+#: ``data: [DONE]`` once every choice finished (``TOOLWIRE_END_WITHOUT_DONE``).
+ENDING_PROVIDER: Final = "ending-provider"
+#: A provider named in both settings.
+SYNTHESIZING_ENDING_PROVIDER: Final = "synthesizing-ending-provider"
+
+
+def provider_for(options: Options) -> str | None:
+    """The ``provider`` header under which a test worker reads a capture as ``assemble``
+    does under ``options`` (id synthesis and the end without ``[DONE]`` are per provider)."""
+    if options.synthesize_ids and options.end_without_done:
+        return SYNTHESIZING_ENDING_PROVIDER
+    if options.synthesize_ids:
+        return SYNTHESIZING_PROVIDER
+    if options.end_without_done:
+        return ENDING_PROVIDER
+    return None
+
 
 @dataclass
 class Deployment:
@@ -67,8 +86,10 @@ class Deployment:
             "TOOLWIRE_STATE_DIR": str(self.state_dir),
             # A SIGKILLed worker's partitions come back after this long (Kafka's minimum).
             "TOOLWIRE_SESSION_TIMEOUT": "6",
-            # Responses whose provider header names it get synthesized ids; no other does.
-            "TOOLWIRE_SYNTHESIZE_IDS": SYNTHESIZING_PROVIDER,
+            # Responses whose provider header names them get synthesized ids, or end without
+            # [DONE] (see provider_for); no other does.
+            "TOOLWIRE_SYNTHESIZE_IDS": f"{SYNTHESIZING_PROVIDER},{SYNTHESIZING_ENDING_PROVIDER}",
+            "TOOLWIRE_END_WITHOUT_DONE": f"{ENDING_PROVIDER},{SYNTHESIZING_ENDING_PROVIDER}",
         })
         return env
 

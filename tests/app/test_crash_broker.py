@@ -15,13 +15,13 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
 from tests.app.support import (
-    SYNTHESIZING_PROVIDER,
     Chunk,
     Deployment,
     Worker,
     collect,
     interleave,
     produce,
+    provider_for,
     request_chunks,
     topic_bytes,
     with_provider,
@@ -43,12 +43,13 @@ def plan(count: int) -> tuple[list[list[Chunk]], dict[str, dict[str, Any]]]:
                  else tuple(sorted(capture.options.declared_tools)))
         request = f"crash-{capture.name}"
         stream = request_chunks(f"cs{n}", request, slices(capture.body, 16), tools=tools)
-        if capture.options.synthesize_ids:
-            # Synthesized for this provider only, seeded by the request id: the same ids
-            # whatever the crash.
-            stream = with_provider(stream, SYNTHESIZING_PROVIDER)
+        provider = provider_for(capture.options)
+        if provider is not None:
+            # Synthesized (or ended without [DONE]) for this provider only, seeded by the
+            # request id: the same ids whatever the crash.
+            stream = with_provider(stream, provider)
             expected[request] = assemble(capture.body, capture.options, Provenance(
-                request_id=request, session_id=f"cs{n}", provider=SYNTHESIZING_PROVIDER))
+                request_id=request, session_id=f"cs{n}", provider=provider))
         else:
             expected[request] = assemble(capture.body, capture.options)
         streams.append(stream)

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from tests.app.support import (
-    SYNTHESIZING_PROVIDER,
     Chunk,
     Deployment,
     Worker,
     collect,
     interleave,
     produce,
+    provider_for,
     request_chunks,
     topic_bytes,
     with_header,
@@ -122,10 +122,10 @@ def _through_a_worker(kafka_bootstrap: str, tmp_path: Path, captures: list[Captu
                                     tools=tools)
             if wire != DEFAULT_WIRE:
                 stream = with_header(stream, H_WIRE, wire)
-            provider = None
-            if capture.options.synthesize_ids:
-                # The worker synthesizes ids for this provider only, seeded by the request id.
-                provider = SYNTHESIZING_PROVIDER
+            # The worker synthesizes ids (seeded by the request id) and ends bodies without
+            # [DONE] for the providers named in its settings only.
+            provider = provider_for(capture.options)
+            if provider is not None:
                 stream = with_provider(stream, provider)
             record = assemble(capture.body, capture.options,
                               Provenance(request_id=request, provider=provider))

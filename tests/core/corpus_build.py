@@ -71,6 +71,8 @@ class Capture:
     declared_tools: list[str] | None = None
     strict: bool = False
     synthesize_ids: bool = False
+    #: The provider is one that never sends its wire's end (written only when set).
+    end_without_done: bool = False
     name: str = ""
 
     def expectation(self) -> dict[str, Any]:
@@ -81,6 +83,8 @@ class Capture:
             strict=self.strict,
             synthesize_ids=self.synthesize_ids,
         )
+        if self.end_without_done:
+            options["end_without_done"] = True
         return {
             "description": self.description,
             "source": self.source,

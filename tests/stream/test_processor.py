@@ -126,11 +126,12 @@ def record(output: Output) -> dict[str, Any]:
 
 
 def test_every_capture_gives_the_record_assemble_gives() -> None:
-    lenient, strict = World(), World(settings=Settings(strict=True))
-    synthesizing = World(settings=Settings(synthesize_ids="*"))
+    worlds: dict[tuple[bool, bool, bool], World] = {}
     for n, capture in enumerate(CAPTURES):
-        world = (strict if capture.options.strict
-                 else synthesizing if capture.options.synthesize_ids else lenient)
+        o = capture.options
+        world = worlds.setdefault((o.strict, o.synthesize_ids, o.end_without_done), World(
+            settings=Settings(strict=o.strict, synthesize_ids="*" if o.synthesize_ids else "",
+                              end_without_done="*" if o.end_without_done else "")))
         tools = capture.options.declared_tools
         extra = {} if tools is None else {H_DECLARED_TOOLS: ",".join(sorted(tools))}
         outputs = world.publish(f"r{n}", capture.body, session=f"s{n}", **extra)

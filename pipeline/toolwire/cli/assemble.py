@@ -53,6 +53,13 @@ def add(sub: Subparsers) -> None:
                         "instead of dead-lettering it as missing_identity; the pipeline does "
                         "this for the providers named in TOOLWIRE_SYNTHESIZE_IDS. A name is "
                         "never made up")
+    p.add_argument("--end-without-done", action="store_true",
+                   help="the provider never sends data: [DONE] (Writer, Perplexity's older "
+                        "chat.completion chunks): a body that ends after every choice sent "
+                        "its finish reason is complete (repairs.ended_without_done) instead "
+                        "of a stream_closed dead letter; a body cut before that stays "
+                        "stream_closed. The pipeline does this for the providers named in "
+                        "TOOLWIRE_END_WITHOUT_DONE")
     p.add_argument("--wire", type=wire_name, default=AUTO, metavar="NAME",
                    help="the wire the body is written in: one of "
                         f"{', '.join([*SUPPORTED_WIRES, AUTO])} (default {AUTO}: told by the "
@@ -88,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     record = assemble(
         body,
         Options(declared_tools=None if args.tools is None else frozenset(args.tools),
-                strict=args.strict, synthesize_ids=args.synthesize_ids, limits=limits,
-                wire=args.wire),
+                strict=args.strict, synthesize_ids=args.synthesize_ids,
+                end_without_done=args.end_without_done, limits=limits, wire=args.wire),
         Provenance(request_id=args.request_id, session_id=args.session_id,
                    provider=args.provider, model=args.model),
     )

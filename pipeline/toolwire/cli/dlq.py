@@ -210,6 +210,7 @@ def run_show(args: argparse.Namespace) -> int:
     if wire is not None:
         options = Options(declared_tools=tools, strict=settings.strict,
                           synthesize_ids=settings.synthesizes_ids(provider),
+                          end_without_done=settings.ends_without_done(provider),
                           limits=limits_from_env(), wire=wire)
         asm = new_assembler(options)
         asm.feed(body)

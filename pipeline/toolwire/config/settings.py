@@ -105,6 +105,12 @@ class Settings:
     #: end without an id get a deterministic one (``id_synthesized: true``) instead of a
     #: ``missing_identity`` dead letter. Empty (the default): never; a name is never made up.
     synthesize_ids: str = ""
+    #: Providers (the ``provider`` header, comma-separated, or ``*``) that never send their
+    #: wire's explicit end (Writer, Perplexity's older ``chat.completion`` chunks send no
+    #: ``data: [DONE]``): a body of theirs that ends after every choice sent its finish reason
+    #: is complete (``repairs.ended_without_done``) instead of a ``stream_closed`` dead
+    #: letter. Empty (the default): none; a body cut before that is ``stream_closed`` anyway.
+    end_without_done: str = ""
     #: Standby copies of each table partition kept warm on other workers
     #: (``table_standby_replicas``): a take-over then replays less of the changelog.
     standby_replicas: int | None = None
@@ -179,8 +185,12 @@ class Settings:
 
     def synthesizes_ids(self, provider: str | None) -> bool:
         """Whether calls of ``provider``'s responses that lack an id get a synthesized one."""
-        names = {n.strip() for n in self.synthesize_ids.split(",") if n.strip()}
-        return "*" in names or (provider is not None and provider in names)
+        return _names(self.synthesize_ids, provider)
+
+    def ends_without_done(self, provider: str | None) -> bool:
+        """Whether ``provider``'s bodies are complete without their wire's explicit end once
+        every choice has finished."""
+        return _names(self.end_without_done, provider)
 
     @property
     def secured(self) -> bool:
@@ -332,6 +342,13 @@ def check_security(settings: Settings) -> None:
         if path is not None and not path.is_file():
             why = "is not a file" if path.exists() else "does not exist"
             raise ValueError(f"{name}={str(path)!r}: {why}; give the path of a readable file")
+
+
+def _names(setting: str, provider: str | None) -> bool:
+    """Whether a provider list setting (comma-separated names, or ``*`` for all) names
+    ``provider``."""
+    names = {n.strip() for n in setting.split(",") if n.strip()}
+    return "*" in names or (provider is not None and provider in names)
 
 
 def _are_set(names: list[str]) -> str:

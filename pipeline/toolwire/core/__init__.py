@@ -22,10 +22,11 @@ __all__ = ["Assembler", "Decision", "Limits", "Options", "Provenance", "accept_i
 
 
 def new_assembler(options: Options | None = None) -> Assembler:
-    """The assembler for one response read under ``options`` (its bounds, id synthesis and
-    wire): the one place an assembler should be built, so that every path agrees."""
+    """The assembler for one response read under ``options`` (its bounds, id synthesis, end
+    rule and wire): the one place an assembler should be built, so that every path agrees."""
     options = options or Options()
-    return Assembler(options.limits, synthesize_ids=options.synthesize_ids, wire=options.wire)
+    return Assembler(options.limits, synthesize_ids=options.synthesize_ids, wire=options.wire,
+                     end_without_done=options.end_without_done)
 
 
 def assemble(body: bytes | Iterable[bytes], options: Options | None = None,

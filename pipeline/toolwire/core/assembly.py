@@ -15,7 +15,7 @@ fragments are kept as a list and joined once, at the end, never per chunk.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Final, Literal
 
 import orjson
@@ -38,6 +38,7 @@ from toolwire.core.wires import (
 log = logging.getLogger("toolwire.assembly")
 
 INDEX_REUSE_SPLITS: Final = int(Repair.INDEX_REUSE_SPLITS)
+ENDED_WITHOUT_DONE: Final = int(Repair.ENDED_WITHOUT_DONE)
 
 #: What fed a call: a function (JSON arguments) or a custom (freeform) tool; the record's
 #: ``type``.
@@ -104,11 +105,57 @@ class Call:
         return self.completeness.complete(self.arguments)
 
 
+#: What a blank field (``null`` or ``""``) of a reasoning entry is counted as, its name aside.
+BLANK_BYTES: Final = 8
+
+
+def _blank(value: object) -> bool:
+    """A value that says nothing yet (``null``, ``""``): a later one of the same field wins."""
+    return value is None or value == ""
+
+
+class Details:
+    """Entries a provider streams about a choice's reasoning, in pieces, that the next turn
+    must send back verbatim (OpenRouter's ``reasoning_details``: summaries, text with its
+    signature, encrypted reasoning tied to a call).
+
+    The wire names each piece's entry by a key (OpenRouter: its ``type`` and ``index``) and
+    at most one text field that concatenates; every other field is the first value that says
+    something (neither ``null`` nor ``""``: OpenRouter opens a Claude entry with ``signature:
+    ""`` and sends the signature in a later piece), so a piece that repeats a field, or blanks
+    it, never erases what came first.
+    Text pieces are kept as lists and joined once, when the record is made. The other fields
+    are bounded together (their compact JSON, as for a call's provider fields); the text is
+    bounded by the response's size, like the reasoning text it mirrors.
+    """
+
+    __slots__ = ("bytes", "entries", "texts")
+
+    def __init__(self) -> None:
+        #: Key → the entry's fields in the order they first came (a text field holds
+        #: ``None`` here until it is rendered).
+        self.entries: dict[Hashable, dict[str, object]] = {}
+        #: Key → (text field, its pieces).
+        self.texts: dict[Hashable, tuple[str, list[str]]] = {}
+        #: Compact JSON size of the fields other than text, all entries together.
+        self.bytes = 0
+
+    def render(self) -> list[dict[str, object]]:
+        """The merged entries, as the record carries them."""
+        out = []
+        for key, fields in self.entries.items():
+            text = self.texts.get(key)
+            if text is not None:
+                fields = {**fields, text[0]: "".join(text[1])}
+            out.append(fields)
+        return out
+
+
 class Choice:
     """Per-choice text, finish reason and the map from wire index to call index."""
 
-    __slots__ = ("content", "finish_reason", "highest_index", "reasoning", "refusal",
-                 "wire_index")
+    __slots__ = ("content", "details", "finish_reason", "highest_index", "reasoning",
+                 "refusal", "wire_index")
 
     def __init__(self) -> None:
         self.content: list[str] = []
@@ -121,6 +168,8 @@ class Choice:
         #: an index-reuse split, where a provider reuses ``index: 0`` for a new parallel call).
         self.wire_index: dict[int, Call] = {}
         self.highest_index = -1
+        #: Reasoning entries carried verbatim for the next turn, when the provider sends any.
+        self.details: Details | None = None
 
 
 class Assembler:
@@ -129,16 +178,20 @@ class Assembler:
     ``wire`` is a registered wire's name (see :mod:`toolwire.core.wires`) or a wire itself.
     """
 
-    __slots__ = ("_after_end", "_end_event", "body_bytes", "calls", "choices", "chunks",
-                 "ended", "error", "failure", "framer", "limits", "model", "repairs",
-                 "response_id", "server_calls", "synthesize_ids", "usage", "wire")
+    __slots__ = ("_after_end", "_end_event", "_settled", "body_bytes", "calls", "choices",
+                 "chunks", "end_without_done", "ended", "error", "failure", "framer", "limits",
+                 "model", "repairs", "response_id", "server_calls", "synthesize_ids", "usage",
+                 "wire")
 
     def __init__(self, limits: Limits | None = None, synthesize_ids: bool = False,
-                 wire: str | Wire = DEFAULT_WIRE) -> None:
+                 wire: str | Wire = DEFAULT_WIRE, end_without_done: bool = False) -> None:
         self.limits = Limits() if limits is None else limits
         #: Synthesis of missing ids is on (``Options.synthesize_ids``): a call without an id is
         #: then also split when its name comes again with new arguments after complete ones.
         self.synthesize_ids = synthesize_ids
+        #: The provider never sends its wire's explicit end (``Options.end_without_done``): a
+        #: body that ends after every choice finished is complete (see :meth:`end`).
+        self.end_without_done = end_without_done
         #: Read on every slice, so that a wire may hand over to another (``auto``).
         self.wire: Wire = (resolve_wire(wire) if type(wire) is str or not isinstance(wire, Wire)
                            else wire)
@@ -166,6 +219,8 @@ class Assembler:
         self._end_event: bytes | None = None
         #: Events of the slice that ended the body, after the event that ended it.
         self._after_end = 0
+        #: The wire has settled what it ties together at the end (:meth:`end`).
+        self._settled = False
 
     @property
     def done(self) -> bool:
@@ -237,9 +292,26 @@ class Assembler:
         self.body_bytes += size
 
     def end(self) -> bool:
-        """The body ended; whether it ended explicitly (see :attr:`done`)."""
-        if not self.ended and self.failure is None and self.wire.ends(self.framer.finish()):
-            self.end_body()
+        """The body ended; whether it ended explicitly (see :attr:`done`), or (for a provider
+        that never sends the wire's end) after every choice had finished.
+
+        Taken as complete without the wire's end only on a whole event: a body that stops
+        inside one was cut, whatever came before. Then the wire settles what it ties together
+        across the body (:meth:`Wire.settle`), once. Asking again gives the same answer.
+        """
+        if not self.ended and self.failure is None:
+            last = self.framer.finish()
+            if self.wire.ends(last):
+                self.end_body()
+            elif self.end_without_done and last is None and self.wire.finished(self):
+                self.repairs[ENDED_WITHOUT_DONE] += 1
+                self.end_body()
+        if not self._settled and self.failure is None:
+            self._settled = True
+            try:
+                self.wire.settle(self)
+            except DeadLetter as failure:
+                self.failure = failure
         return self.ended
 
     # -- what a wire calls -------------------------------------------------------------------
@@ -263,6 +335,52 @@ class Assembler:
             raise Oversize(f"more than {self.limits.max_choices} choices")
         choice = self.choices[index] = Choice()
         return choice
+
+    def merge_detail(self, source: object, choice_index: int, choice: Choice, key: Hashable,
+                     entry: dict[str, object], text_field: str | None) -> None:
+        """Merge one piece of a reasoning entry into the choice's :class:`Details` (the wire
+        has checked that ``entry`` is an object and made its ``key``)."""
+        details = choice.details
+        if details is None:
+            details = choice.details = Details()
+        merged = details.entries.get(key)
+        if merged is None:
+            merged = details.entries[key] = {}
+        text = details.texts.get(key)
+        added = 0
+        for name, value in entry.items():
+            if text is not None and name == text[0]:
+                if type(value) is str:
+                    text[1].append(value)
+                continue  # a null (or non-string) piece of the text adds nothing
+            had = name in merged
+            if had and not _blank(merged[name]):
+                continue  # the first value that says something wins
+            if name == text_field and type(value) is str:
+                if had:
+                    added -= len(name) + BLANK_BYTES
+                text = details.texts[key] = (name, [value])
+                merged[name] = None  # its place; the text is joined when rendered
+                continue
+            if _blank(value):
+                if not had:  # it holds the field's place until a value comes
+                    merged[name] = value
+                    added += len(name) + BLANK_BYTES
+                continue
+            size = _carried_size(value)
+            if size is None:
+                raise malformed(source, f"reasoning_details field {name!r} is nested too "
+                                        "deeply to carry")
+            if had:
+                added -= len(name) + BLANK_BYTES
+            merged[name] = value
+            added += size + len(name) + 4
+        if added:
+            details.bytes += added
+            if details.bytes > self.limits.max_provider_fields_bytes:
+                raise Oversize(f"choice {choice_index} has more than "
+                               f"{self.limits.max_provider_fields_bytes} bytes of "
+                               "reasoning_details (their text aside)")
 
     def keep_usage(self, source: object, usage: dict[str, object]) -> None:
         """The response's usage so far (the last object wins), carried verbatim.
@@ -325,7 +443,7 @@ class Assembler:
                                f"{self.limits.max_arguments_bytes} bytes of arguments")
             call.fragments.append(arguments)
         if extra:
-            self._keep_provider_fields(source, call, extra)
+            self.keep_provider_fields(source, call, extra)
 
     def start_call(self, choice_index: int, choice: Choice) -> Call:
         """A new call of ``choice`` at the next ordinal (``index`` 0, 1, ... in the order the
@@ -390,9 +508,10 @@ class Assembler:
             return True
         return call.arguments_complete()
 
-    def _keep_provider_fields(self, source: object, call: Call,
-                              extra: Sequence[tuple[str, object]]) -> None:
-        """Keep what the next turn needs (Gemini 3's thought signature, in ``extra_content``)."""
+    def keep_provider_fields(self, source: object, call: Call,
+                             extra: Sequence[tuple[str, object]]) -> None:
+        """Keep what the next turn needs (Gemini 3's thought signature, in ``extra_content``),
+        verbatim, last non-null wins, all of a call's fields within one bound."""
         fields = call.provider_fields
         sizes = call.provider_bytes
         for key, value in extra:

@@ -18,12 +18,13 @@ from typing import Final, Literal
 
 import orjson
 
-from toolwire.core.assembly import Assembler, Call
+from toolwire.core.assembly import Assembler, Call, Choice
 from toolwire.core.identity import REPAIR_NAMES, Repair
 from toolwire.core.limits import Limits
 from toolwire.core.records import (
     AssembledRecord,
     CallRecord,
+    ChoiceRecord,
     DeadLetterCall,
     DeadLetterDecision,
     Decision,
@@ -50,6 +51,9 @@ class Options:
     strict: bool = False
     #: A call that ends without an id gets a deterministic one (``id_synthesized: true``).
     synthesize_ids: bool = False
+    #: The provider never sends its wire's explicit end (Writer's ``[DONE]``): a body that
+    #: ends after every choice finished is complete (``repairs.ended_without_done``).
+    end_without_done: bool = False
     limits: Limits = field(default_factory=Limits)
     #: The wire the body is read as (:data:`toolwire.core.wires.SUPPORTED_WIRES`, or ``auto``).
     wire: str = DEFAULT_WIRE
@@ -161,20 +165,40 @@ def _repairs(asm: Assembler, synthesized: Synthesized | None = None) -> dict[str
     return repairs
 
 
+def closed_detail(asm: Assembler, detail: str) -> str:
+    """The detail of a ``stream_closed`` dead letter: ``detail``, and, when every choice had
+    finished all the same and the provider is not known to never send the end, the wire's
+    hint that it may be such a provider (and the setting that says so)."""
+    hint = asm.wire.policy.finished_hint
+    if hint is None or asm.end_without_done or not asm.wire.finished(asm):
+        return detail
+    return f"{detail}; {hint}"
+
+
+def _choice_record(index: int, choice: Choice) -> ChoiceRecord:
+    record: ChoiceRecord = {"choice": index, "finish_reason": choice.finish_reason,
+                            "content": "".join(choice.content) or None,
+                            "reasoning": "".join(choice.reasoning) or None,
+                            "refusal": "".join(choice.refusal) or None}
+    if choice.details is not None:
+        record["reasoning_details"] = choice.details.render()
+    return record
+
+
 def decide(asm: Assembler, options: Options | None = None,
-           provenance: Provenance | None = None, *,
-           ended_with_done: bool | None = None) -> Decision:
+           provenance: Provenance | None = None) -> Decision:
     """Close the response and return its record (``outcome`` says which kind)."""
     options = options or Options()
     provenance = provenance or Provenance()
     if provenance.declared_tools is None and options.declared_tools is not None:
         provenance = replace(provenance, declared_tools=options.declared_tools)
-    done = asm.end() if ended_with_done is None else ended_with_done
+    done = asm.end()
     if asm.failure is not None:
         return dead_letter(asm, provenance, asm.failure.reason, asm.failure.detail)
     policy = asm.wire.policy
     if not done:
-        return dead_letter(asm, provenance, "stream_closed", policy.missing_end)
+        return dead_letter(asm, provenance, "stream_closed",
+                           closed_detail(asm, policy.missing_end))
 
     truncated = False
     error_code: str | None = None
@@ -267,11 +291,7 @@ def decide(asm: Assembler, options: Options | None = None,
         "content": content,
         "reasoning": reasoning,
         "refusal": refusal,
-        "choices": [{"choice": i, "finish_reason": c.finish_reason,
-                     "content": "".join(c.content) or None,
-                     "reasoning": "".join(c.reasoning) or None,
-                     "refusal": "".join(c.refusal) or None}
-                    for i, c in sorted(asm.choices.items())],
+        "choices": [_choice_record(i, c) for i, c in sorted(asm.choices.items())],
         "tool_calls": [call_record(c, synthesized) for c in executable],
         "withheld_tool_calls": [call_record(c, synthesized) for c in asm.calls.values()
                                 if c.choice in withheld_choices],

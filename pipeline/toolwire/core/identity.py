@@ -33,6 +33,9 @@ class Repair(IntEnum):
     INDEX_REUSE_SPLITS = 6
     #: A call that ended without an id was given a deterministic one (opt-in, see ``decide``).
     IDS_SYNTHESIZED = 7
+    #: The body ended without its wire's explicit end after every choice had finished, for a
+    #: provider that never sends one (opt-in, ``Options.end_without_done``): taken as complete.
+    ENDED_WITHOUT_DONE = 8
 
 
 REPAIR_NAMES: Final = tuple(r.name.lower() for r in Repair)

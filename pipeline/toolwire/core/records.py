@@ -72,6 +72,9 @@ class ChoiceRecord(TypedDict):
     content: str | None
     reasoning: str | None
     refusal: str | None
+    #: Reasoning entries the provider sent for the next turn (OpenRouter's
+    #: ``reasoning_details``), merged and verbatim; absent when it sent none.
+    reasoning_details: NotRequired[list[dict[str, object]]]
 
 
 class _Response(TypedDict):

@@ -29,7 +29,7 @@ from functools import partial
 
 from toolwire.config.settings import Settings
 from toolwire.core import Assembler, Options, decide, new_assembler
-from toolwire.core.decide import dead_letter
+from toolwire.core.decide import closed_detail, dead_letter
 from toolwire.core.errors import Oversize
 from toolwire.core.records import AssembledRecord, DeadLetterDecision, Decision, message_fault
 from toolwire.stream.control import Control
@@ -313,17 +313,19 @@ class Processor:
         if end != "eof" and asm.failure is None and not asm.end():
             return self.finish(live, dead_letter(
                 asm, live.provenance, "stream_closed",
-                f"the gateway ended the body with {end!r} before data: [DONE]"))
+                closed_detail(asm, f"the gateway ended the body with {end!r} before "
+                                   "data: [DONE]")))
         return self.finish(live, self.decide(live))
 
     def _options(self, provider: str | None, wire: str,
                  tools: frozenset[str] | None = None) -> Options:
         """The options of a response of ``provider`` on ``wire``: every path that builds its
         assembler (open, rebuild, internal failure) and its decision must agree on them (id
-        synthesis, the wire), or a response rebuilt after a crash would be assembled under
-        other rules than before it."""
+        synthesis, the end rule, the wire), or a response rebuilt after a crash would be
+        assembled under other rules than before it."""
         return Options(declared_tools=tools, strict=self.settings.strict,
                        synthesize_ids=self.settings.synthesizes_ids(provider),
+                       end_without_done=self.settings.ends_without_done(provider),
                        limits=self.settings.limits, wire=wire)
 
     def _assembler(self, provider: str | None, wire: str) -> Assembler:

@@ -47,6 +47,7 @@ def load(folder: Path) -> list[Capture]:
             options=Options(declared_tools=None if tools is None else frozenset(tools),
                             strict=bool(opts.get("strict", False)),
                             synthesize_ids=bool(opts.get("synthesize_ids", False)),
+                            end_without_done=bool(opts.get("end_without_done", False)),
                             wire=str(opts.get("wire", DEFAULT_WIRE))),
             expect=spec["expect"],
             description=spec.get("description", ""),

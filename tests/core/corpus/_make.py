@@ -41,6 +41,7 @@ REPAIR_KEYS = (
     "index_fallbacks",
     "index_reuse_splits",
     "ids_synthesized",
+    "ended_without_done",
 )
 
 DONE = "data: [DONE]\n\n"

@@ -69,6 +69,10 @@ class FinishPolicy:
     error_code: Callable[[str], str] = _upper
     #: The ``error_code`` of a choice whose model refused (its calls are withheld).
     refusal_code: str = "REFUSAL"
+    #: What :attr:`missing_end` adds when every choice had finished all the same
+    #: (:meth:`Wire.finished`): the provider may be one that never sends the end, and the
+    #: setting that takes such a body as complete.
+    finished_hint: str | None = None
 
     def finish(self, reason: str | None, has_calls: bool) -> Finish:
         """The unified finish of a choice that ended on ``reason``."""
@@ -117,3 +121,20 @@ class Wire(ABC):
 
         ``last`` is the data of an event left unterminated at the end (``None``: none was).
         """
+
+    def finished(self, asm: Assembler) -> bool:
+        """The body is over without the wire's explicit end: whether what it said shows it
+        finished anyway (Chat Completions: every choice that began sent its finish reason).
+
+        Only asked for a provider known never to send the end
+        (``Options.end_without_done``), and for the dead letter's hint otherwise: a wire that
+        cannot tell says no.
+        """
+        return False
+
+    def settle(self, asm: Assembler) -> None:
+        """The body is over: tie together what the body sent apart, in whatever order (a
+        reasoning entry and the call it names). Called once, before the decision; a
+        :class:`toolwire.core.errors.DeadLetter` it raises is the response's. Most wires tie
+        nothing: they say nothing here."""
+        return None

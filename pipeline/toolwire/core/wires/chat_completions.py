@@ -13,7 +13,19 @@ nothing else is rejected (a non-string ``content`` or ``finish_reason`` is simpl
 
 The body ends explicitly on ``data: [DONE]`` (even without its blank line), on a
 ``chat.completion.done`` object (Perplexity), on an ``event: error`` frame (Groq) or on a chunk
-with an ``error`` object (OpenRouter); what follows is not read.
+with an ``error`` object (OpenRouter); what follows is not read. Some providers send none of
+these (Writer, Perplexity's older ``chat.completion`` chunks): for them, and only when named
+(``Options.end_without_done``), a body that ends on a whole event after every choice that began
+sent its finish reason is complete (:meth:`ChatCompletions.finished`).
+
+Reasoning text is ``delta.reasoning_content`` (DeepSeek, vLLM) or, where a delta has no
+``reasoning_content`` string, ``delta.reasoning`` (OpenRouter, the Vercel AI Gateway): one of
+the two per delta, never both, so a gateway that sends the text under both names is not counted
+twice. OpenRouter's ``delta.reasoning_details`` entries are merged by ``type`` and ``index``
+(the text of ``reasoning.text`` and ``reasoning.summary`` concatenated, every other field the
+first value that is neither ``null`` nor ``""``) and carried on the choice, verbatim, for the next turn; an entry whose ``id`` is
+a call's id (Gemini 3's ``reasoning.encrypted`` thought signature) goes into that call's
+``provider_fields`` too, whichever of the two came first (:meth:`ChatCompletions.settle`).
 """
 
 from __future__ import annotations
@@ -39,6 +51,11 @@ DONE_OBJECT: Final = "chat.completion.done"
 CALL_FIELDS: Final = frozenset({"index", "id", "type", "function", "custom"})
 #: A provider error message is cut to this many characters in the record.
 ERROR_MESSAGE_CHARS: Final = 1000
+
+#: The text field of each ``reasoning_details`` type whose text arrives in pieces.
+DETAIL_TEXT: Final = {"reasoning.text": "text", "reasoning.summary": "summary"}
+#: The key of the entries a call carries in its ``provider_fields`` (as the message has them).
+DETAILS_FIELD: Final = "reasoning_details"
 
 INDEX_FALLBACKS: Final = int(Repair.INDEX_FALLBACKS)
 
@@ -67,6 +84,11 @@ class WireDelta(TypedDict, total=False):
     role: str | None
     content: str | None
     reasoning_content: str | None
+    #: Reasoning text under OpenRouter's name, read where ``reasoning_content`` is not a string.
+    reasoning: str | None
+    #: OpenRouter: reasoning entries for the next turn (``reasoning.text``, ``.summary``,
+    #: ``.encrypted``), in pieces by ``type`` and ``index``.
+    reasoning_details: list[dict[str, object]] | None
     #: OpenAI structured outputs: the model's refusal (``content`` stays null).
     refusal: str | None
     tool_calls: list[WireToolCall] | None
@@ -273,11 +295,16 @@ def apply_chunk(asm: Assembler, chunk: WireChunk) -> None:
             if content and type(content) is str:
                 choice.content.append(content)
             reasoning = delta.get("reasoning_content")
+            if type(reasoning) is not str:
+                reasoning = delta.get("reasoning")
             if reasoning and type(reasoning) is str:
                 choice.reasoning.append(reasoning)
             refusal = delta.get("refusal")
             if refusal and type(refusal) is str:
                 choice.refusal.append(refusal)
+            details = delta.get("reasoning_details")
+            if details:
+                _merge_details(asm, chunk, index, choice, details)
         if tool_calls:
             for call_position, entry in enumerate(tool_calls):
                 wire_index = entry.get("index")
@@ -295,6 +322,22 @@ def apply_chunk(asm: Assembler, chunk: WireChunk) -> None:
                     _apply_call(asm, chunk, index, choice, call_position, entry)
         elif tool_calls is not None and type(tool_calls) is not list:
             raise malformed(chunk, "'tool_calls' is not a list")
+
+
+def _merge_details(asm: Assembler, chunk: WireChunk, choice_index: int, choice: Choice,
+                   details: object) -> None:
+    """Merge a delta's ``reasoning_details`` pieces into the choice's entries."""
+    if type(details) is not list:
+        raise malformed(chunk, "'reasoning_details' is not a list")
+    for entry in details:
+        if type(entry) is not dict:
+            raise malformed(chunk, "a 'reasoning_details' entry is not an object")
+        kind, position = entry.get("type"), entry.get("index")
+        if type(kind) is not str:
+            kind = None
+        key = (kind, position if type(position) is int else None)
+        asm.merge_detail(chunk, choice_index, choice, key, entry,
+                         None if kind is None else DETAIL_TEXT.get(kind))
 
 
 def _apply_call(asm: Assembler, chunk: WireChunk, choice_index: int, choice: Choice,
@@ -363,6 +406,11 @@ class ChatCompletions(Wire):
         finishes={"stop": "stop", "tool_calls": "tool_calls", "length": "length",
                   "content_filter": "content_filter"},
         missing_end="the body ended without data: [DONE] (connection dropped or cut)",
+        finished_hint=("every choice had sent its finish reason, so the provider may be one "
+                       "that never sends data: [DONE] (Writer, Perplexity's older "
+                       "chat.completion chunks): name it in TOOLWIRE_END_WITHOUT_DONE "
+                       "(toolwire assemble --end-without-done) to take such a body as "
+                       "complete"),
     )
 
     def apply(self, asm: Assembler, events: list[bytes]) -> None:
@@ -395,3 +443,27 @@ class ChatCompletions(Wire):
         a body cut short, which is not parsed (half a JSON object is a dropped connection,
         not a malformed chunk)."""
         return last == DONE
+
+    def finished(self, asm: Assembler) -> bool:
+        """Every choice that began sent its finish reason (and one began at all)."""
+        choices = asm.choices
+        return bool(choices) and all(c.finish_reason is not None for c in choices.values())
+
+    def settle(self, asm: Assembler) -> None:
+        """A ``reasoning_details`` entry whose ``id`` is a call's id goes into that call's
+        ``provider_fields`` too (OpenRouter sends Gemini 3's signature one chunk before its
+        call, or after it): the call's turn cannot be sent back without it."""
+        for choice_index, choice in asm.choices.items():
+            if choice.details is None:
+                continue
+            by_id: dict[str, list[dict[str, object]]] = {}
+            for entry in choice.details.render():
+                entry_id = entry.get("id")
+                if accept_identity(entry_id):
+                    by_id.setdefault(entry_id, []).append(entry)
+            if not by_id:
+                continue
+            for call in asm.calls.values():
+                if call.choice == choice_index and call.id is not None and call.id in by_id:
+                    entries = by_id[call.id]
+                    asm.keep_provider_fields(entries, call, [(DETAILS_FIELD, entries)])
