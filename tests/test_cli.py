@@ -134,3 +134,35 @@ def test_assemble_wire_reads_the_body_as_that_wire(tmp_path: Path,
     assert cli.main(["assemble", str(capture), "--wire", "nope"]) == 2
     assert ("expected one of 'openai-chat', 'anthropic-messages', 'openai-responses', "
             "'gemini', 'test-wire', 'auto'") in capsys.readouterr().err
+
+
+#: Writer's one call: finished, but no data: [DONE] (tests/core/corpus).
+WRITER = (Path(__file__).parent / "core" / "corpus" / "writer_single_call.sse").read_bytes()
+
+
+def test_assemble_end_without_done_takes_a_finished_body_as_complete() -> None:
+    closed = toolwire("assemble", "-", "--compact", stdin=WRITER)
+    assert closed.returncode == 1
+    letter = orjson.loads(closed.stdout)
+    assert letter["reason"] == "stream_closed"
+    assert "TOOLWIRE_END_WITHOUT_DONE" in letter["detail"]
+    assert "--end-without-done" in letter["detail"]
+    done = toolwire("assemble", "-", "--compact", "--end-without-done", stdin=WRITER)
+    assert done.returncode == 0, done.stderr
+    record = orjson.loads(done.stdout)
+    assert (record["outcome"], record["finish_reason"]) == ("assembled", "tool_calls")
+    assert record["repairs"]["ended_without_done"] == 1
+    assert [c["id"] for c in record["tool_calls"]] == [
+        "chatcmpl-tool-a31f1a5690b14b7daf0e78d2a2d23da2"]
+    # A body cut before its finish chunk stays stream_closed with the option.
+    cut = WRITER[:WRITER.index(b'"finish_reason":"tool_calls"')]
+    cut = cut[:cut.rindex(b"data: ")]
+    still = toolwire("assemble", "-", "--compact", "--end-without-done", stdin=cut)
+    assert still.returncode == 1
+    assert orjson.loads(still.stdout)["reason"] == "stream_closed"
+
+
+def test_assemble_help_explains_end_without_done() -> None:
+    done = toolwire("assemble", "--help")
+    text = b" ".join(done.stdout.split())
+    assert b"--end-without-done" in text and b"TOOLWIRE_END_WITHOUT_DONE" in text

@@ -79,3 +79,18 @@ def test_event_loop_is_validated() -> None:
         Settings.from_env({"TOOLWIRE_EVENT_LOOP": "trio"})
     assert Settings.from_env({"TOOLWIRE_EVENT_LOOP": "uvloop"}).event_loop == "uvloop"
     assert Settings.from_env({}).event_loop == "asyncio"
+
+
+@pytest.mark.parametrize(("value", "named", "unnamed"), [
+    ("writer", ["writer"], ["perplexity", None]),
+    (" writer , perplexity ", ["writer", "perplexity"], ["openrouter", None]),
+    ("*", ["writer", "anything", None], []),
+    ("", [], ["writer", None]),
+])
+def test_end_without_done_names_providers_as_synthesize_ids_does(
+        value: str, named: list[str | None], unnamed: list[str | None]) -> None:
+    settings = Settings.from_env({"TOOLWIRE_END_WITHOUT_DONE": value})
+    assert [settings.ends_without_done(p) for p in named] == [True] * len(named)
+    assert [settings.ends_without_done(p) for p in unnamed] == [False] * len(unnamed)
+    # The two provider lists are separate settings.
+    assert not any(settings.synthesizes_ids(p) for p in [*named, *unnamed])

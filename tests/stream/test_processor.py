@@ -13,12 +13,13 @@ from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
 from toolwire.app.commit import Checkpoint
 from toolwire.config.settings import Settings
-from toolwire.core import Provenance, assemble
+from toolwire.core import Options, Provenance, assemble
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,
     H_DECLARED_TOOLS,
     H_END,
+    H_PROVIDER,
     H_REQUEST_ID,
     InputMessage,
     Output,
@@ -356,3 +357,46 @@ def test_frames_after_the_end_are_in_the_record_and_counted_after_a_restart_too(
                                session="s2")
     assert rebuilt.processor.stats[Event.RESPONSES_REBUILT] == 1
     assert record(again)["frames_after_end"] == 2
+
+
+#: Writer's one call: every choice finished, no data: [DONE] (tests/core/corpus).
+WRITER = next(c.body for c in CAPTURES if c.name == "writer_single_call")
+
+
+def test_a_provider_that_never_sends_done_is_complete_once_every_choice_finished() -> None:
+    """``TOOLWIRE_END_WITHOUT_DONE`` names providers by the ``provider`` header; for the others
+    no [DONE] stays stream_closed, with a detail that names the setting."""
+    world = World(settings=Settings(end_without_done="writer"))
+    out = world.publish("r1", WRITER, **{H_PROVIDER: "writer"})
+    got = record(out[0])
+    assert (out[0].sink, got["outcome"], got["repairs"]["ended_without_done"]) == (
+        Sink.ASSEMBLED, "assembled", 1)
+    assert got["tool_calls"][0]["arguments"] == '{"location": "Zakopane"}'
+    # The gateway's other end markers end the body as well.
+    out = world.publish("r2", WRITER, end="cancelled", session="s2", **{H_PROVIDER: "writer"})
+    assert record(out[0])["outcome"] == "assembled"
+    for n, (provider, end) in enumerate([("openai", "eof"), ("openai", "cancelled")]):
+        out = world.publish(f"x{n}", WRITER, end=end, session=f"t{n}",
+                            **{H_PROVIDER: provider})
+        letter = record(out[0])
+        assert (out[0].sink, letter["reason"]) == (Sink.DEADLETTER, "stream_closed")
+        assert "TOOLWIRE_END_WITHOUT_DONE" in letter["detail"]
+        assert letter["repairs"]["ended_without_done"] == 0
+
+
+def test_the_end_without_done_survives_a_restart_mid_body() -> None:
+    """A response rebuilt from its stored chunks is read under the same end rule."""
+    world = World(settings=Settings(end_without_done="writer"))
+    half = len(WRITER) // 2
+    assert world.publish("r1", WRITER[:half], end=None, **{H_PROVIDER: "writer"}) == []
+    world.restart()
+    out = world.publish("r1", WRITER[half:], start=(half + 39) // 40, **{H_PROVIDER: "writer"})
+    assert world.processor.stats["responses_rebuilt"] == 1
+    assert record(out[0])["outcome"] == "assembled"
+    offline = assemble(WRITER, Options(end_without_done=True), Provenance(request_id="r1"))
+    got = record(out[0])
+    for key in ("provenance", "raw_chunks", "raw_chunks_truncated", "request_id", "session_id",
+                "provider"):
+        got.pop(key, None)
+        offline.pop(key, None)
+    assert got == offline

@@ -222,16 +222,20 @@ def test_the_cache_bound_is_reported() -> None:
     assert not world.processor.cache_full and world.processor.store.unflushed_bytes == 0
 
 
-#: The corpus by the worker setting it needs: strict mode and id synthesis are a worker's
-#: settings; declared tools travel in a header of each request.
+#: The corpus by the worker setting it needs: strict mode, id synthesis and the end without
+#: [DONE] are a worker's settings; declared tools travel in a header of each request.
 WORKERS: dict[str, tuple[Settings, list[Capture]]] = {
     "lenient": (Settings(stream_ttl_seconds=60, dedupe_window_seconds=600),
-                [c for c in CAPTURES if not c.options.strict and not c.options.synthesize_ids]),
+                [c for c in CAPTURES if not c.options.strict and not c.options.synthesize_ids
+                 and not c.options.end_without_done]),
     "strict": (Settings(strict=True, stream_ttl_seconds=60, dedupe_window_seconds=600),
                [c for c in CAPTURES if c.options.strict]),
     "synthesizing": (Settings(synthesize_ids="*", stream_ttl_seconds=60,
                               dedupe_window_seconds=600),
                      [c for c in CAPTURES if c.options.synthesize_ids]),
+    "ending": (Settings(end_without_done="*", stream_ttl_seconds=60,
+                        dedupe_window_seconds=600),
+               [c for c in CAPTURES if c.options.end_without_done]),
 }
 
 

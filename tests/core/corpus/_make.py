@@ -4218,6 +4218,742 @@ def error_event_not_json() -> Capture:
 
 
 # --------------------------------------------------------------------------------------------
+# Chat Completions as other providers send it (issue 24): no [DONE], reasoning under another
+# name, reasoning_details
+# --------------------------------------------------------------------------------------------
+
+WRITER_CASSETTES = (
+    "Writer (palmyra-x4, api.writer.com/v1/chat): traceloop/openllmetry "
+    "packages/opentelemetry-instrumentation-writer/tests/cassettes/test_chat/"
+    "test_writer_streaming_chat_*.yaml (recorded 2025-08): message beside delta, every field "
+    "null rather than absent, a usage chunk with choices [] last, no [DONE]"
+)
+PERPLEXITY_OLD = (
+    "Perplexity (sonar, 2024-08 to 2025-02): object chat.completion on every chunk, "
+    "cumulative message beside delta, usage (and citations) on every chunk, the stream stops "
+    "after the stop chunk (perplexityai/api-discussion #175, #193)"
+)
+OPENROUTER_REASONING = (
+    "OpenRouter with reasoning: pydantic-ai tests/models/cassettes/test_openrouter/"
+    "test_openrouter_streaming_reasoning.yaml (Claude Sonnet 4.5: delta.reasoning beside "
+    "reasoning_details reasoning.text pieces, the signature in a piece of its own, "
+    ": OPENROUTER PROCESSING comments, a usage chunk after the finish chunk, [DONE])"
+)
+OPENROUTER_GEMINI3 = (
+    "OpenRouter with Gemini 3: a reasoning_details reasoning.encrypted entry (format "
+    "google-gemini-v1) whose id is the call's id, one chunk before the call (issue 24; "
+    "OpenRouter's reasoning-tokens documentation; no public recording of the stream found, so "
+    "the envelope is the Claude recording's)"
+)
+VERCEL_GATEWAY = (
+    "Vercel AI Gateway: delta.reasoning beside reasoning_details (BerriAI/litellm #16155, "
+    "minimax/minimax-m2, ids gen_01...)"
+)
+
+_WRITER_EMPTY = {
+    "graph_data": {"sources": None, "status": None, "subqueries": None},
+    "llm_data": None,
+    "image_data": None,
+    "translation_data": None,
+    "web_search_data": None,
+    "refusal": None,
+}
+
+
+def _writer_chunk(rid: str, created: int, *, finish: str | None = None,
+                  content: str | None = None,
+                  tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A Writer chunk: ``message`` repeats ``delta`` (the SDK calls it deprecated for
+    streaming), every field present, null when unused."""
+
+    def delta() -> dict[str, Any]:
+        return {"content": content, "role": "assistant", "tool_calls": tool_calls,
+                **_WRITER_EMPTY}
+
+    return {
+        "id": rid,
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "finish_reason": finish, "message": delta(), "delta": delta(),
+                     "logprobs": None, "trace_details": None}],
+        "created": created,
+        "model": "palmyra-x4",
+        "usage": None,
+        "system_fingerprint": "v1",
+        "service_tier": None,
+    }
+
+
+def _writer_usage(rid: str, created: int, prompt: int, completion: int) -> dict[str, Any]:
+    """Writer's last chunk: the usage (its own key order), with ``choices: []``."""
+    return {
+        "id": rid,
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "created": created,
+        "model": "palmyra-x4",
+        "usage": {"prompt_tokens": prompt, "total_tokens": prompt + completion,
+                  "completion_tokens": completion, "prompt_token_details": None,
+                  "completion_tokens_details": None},
+        "system_fingerprint": "v1",
+        "service_tier": None,
+    }
+
+
+def _writer_head(index: int, call_id: str, name: str) -> dict[str, Any]:
+    return {"index": index, "id": call_id, "type": "function",
+            "function": {"name": name, "arguments": None}}
+
+
+def _writer_more(index: int, arguments: str) -> dict[str, Any]:
+    return {"index": index, "id": None, "type": None,
+            "function": {"name": None, "arguments": arguments}}
+
+
+WRITER_CALL_ID = "chatcmpl-tool-a31f1a5690b14b7daf0e78d2a2d23da2"
+
+
+def _writer_single_call_body(rid: str, created: int, *, finished: bool = True) -> bytes:
+    """Writer's one get_weather call: role chunk, the call's head (arguments null), two
+    argument fragments (id, type and name null), then the finish chunk and the usage chunk
+    (left out when ``finished`` is false: a body cut before its finish chunk)."""
+    chunks = [
+        _writer_chunk(rid, created),
+        _writer_chunk(rid, created, tool_calls=[_writer_head(0, WRITER_CALL_ID, "get_weather")]),
+        _writer_chunk(rid, created, tool_calls=[_writer_more(0, '{"location":')]),
+        _writer_chunk(rid, created, tool_calls=[_writer_more(0, ' "Zakopane"}')]),
+    ]
+    if finished:
+        chunks += [_writer_chunk(rid, created, finish="tool_calls"),
+                   _writer_usage(rid, created, 194, 22)]
+    return sse(*chunks, done=False)
+
+
+WRITER_USAGE = {"prompt_tokens": 194, "total_tokens": 216, "completion_tokens": 22,
+                "prompt_token_details": None, "completion_tokens_details": None}
+
+
+@case
+def writer_single_call() -> Capture:
+    # Writer (provider named in TOOLWIRE_END_WITHOUT_DONE): 6 events, no [DONE]; the body ends
+    # on a whole event ("}\n\n") after choice 0 sent finish_reason tool_calls -> complete,
+    # ended_without_done 1.  The head sets id and name (arguments null adds nothing); each of
+    # the two fragments sends id null and name null: null_identity_ignored 2 + 2 = 4 (type
+    # null is not identity).  message repeats delta and is not read (the arguments are not
+    # doubled).  The usage chunk (choices []) gives the usage.  6 chunks counted.
+    body = _writer_single_call_body("a2c90cfe-6b1d-4c8e-9f3a-2d7e5b4c1a90", 1756221201)
+    return Capture(
+        description="Writer: one call, then finish and usage chunks, no [DONE] (setting on).",
+        source=WRITER_CASSETTES,
+        shape="Writer single call, message beside delta, no [DONE]",
+        proves="with the setting, a body that ends after every choice finished is complete "
+        "(repairs.ended_without_done); delta counts, message is not read",
+        body=body,
+        end_without_done=True,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[call(0, 0, WRITER_CALL_ID, "get_weather", '{"location": "Zakopane"}')],
+            repairs=repairs(null_identity_ignored=4, ended_without_done=1),
+            usage=WRITER_USAGE,
+            chunks=6,
+        ),
+    )
+
+
+@case
+def writer_without_the_setting() -> Capture:
+    # The same Writer body read for a provider the setting does not name: no [DONE] is
+    # stream_closed, as before; every choice had finished, so the detail says the provider
+    # may be one that never sends [DONE] and names the setting.
+    body = _writer_single_call_body("5b0e7c2d-3f4a-4e1b-8c9d-6a2f1e0b3c47", 1756221202)
+    return Capture(
+        description="The Writer body for a provider not named in the setting.",
+        source=WRITER_CASSETTES,
+        shape="Writer single call, no [DONE], setting off",
+        proves="providers not named keep the rule (stream_closed); the detail says every "
+        "choice had finished and names TOOLWIRE_END_WITHOUT_DONE",
+        body=body,
+        expect=dead_letter(
+            "stream_closed",
+            calls=[missing(call(0, 0, WRITER_CALL_ID, "get_weather",
+                                '{"location": "Zakopane"}'))],
+            detail="the body ended without data: [DONE] (connection dropped or cut); every "
+            "choice had sent its finish reason, so the provider may be one that never sends "
+            "data: [DONE] (Writer, Perplexity's older chat.completion chunks): name it in "
+            "TOOLWIRE_END_WITHOUT_DONE (toolwire assemble --end-without-done) to take such a "
+            "body as complete",
+        ),
+    )
+
+
+@case
+def writer_cut_before_finish() -> Capture:
+    # Writer cut after the call's arguments, before its finish chunk: the setting is on, but
+    # choice 0 never sent a finish reason -> stream_closed (the arguments happen to be
+    # complete JSON: that does not make the body complete).  No hint: not every choice
+    # finished.
+    body = _writer_single_call_body("9e4d2a1b-7c6f-4b3e-a5d8-0f1e2c3b4a59", 1756221203,
+                                    finished=False)
+    return Capture(
+        description="Writer cut before its finish chunk (setting on).",
+        source=WRITER_CASSETTES,
+        shape="Writer call without its finish chunk",
+        proves="a body that ends before every choice finished stays stream_closed, even for a "
+        "provider named in the setting",
+        body=body,
+        end_without_done=True,
+        expect=dead_letter(
+            "stream_closed",
+            calls=[missing(call(0, 0, WRITER_CALL_ID, "get_weather",
+                                '{"location": "Zakopane"}'))],
+            detail="the body ended without data: [DONE] (connection dropped or cut)",
+        ),
+    )
+
+
+WRITER_CITIES = ("Zakopane", "Krakow", "Gdansk", "Warsaw", "Wroclaw", "Poznan", "Lodz")
+WRITER_PARALLEL_IDS = (
+    "chatcmpl-tool-5ac885d9b1b54a66b11f014a1ecb5b9d",
+    "chatcmpl-tool-368eedfd835c4186b5cb97c69d803cf0",
+    "chatcmpl-tool-0c2b9e8f1a7d4f36b5e4c3d2a1f09e8d",
+    "chatcmpl-tool-7d1e2f3a4b5c4d6e8f9a0b1c2d3e4f5a",
+    "chatcmpl-tool-e9f8d7c6b5a44938a7b6c5d4e3f2a1b0",
+    "chatcmpl-tool-1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6",
+    "chatcmpl-tool-f0e1d2c3b4a54968a7b6c5d4e3f2a1b9",
+)
+
+
+@case
+def writer_seven_parallel_calls() -> Capture:
+    # Writer's parallel calls stream one after another in choice 0, indexes 0..6, each as a
+    # head (id, name, arguments null) and two fragments (id, type, name null): 7 calls,
+    # null_identity_ignored 7 * 2 * 2 = 28.  24 events: role, 21 call chunks, finish
+    # tool_calls, usage (choices []).  No [DONE], setting on -> complete, ended_without_done 1.
+    rid, created = "1908e68d-0a48-4394-a155-d160bca81742", 1756221269
+    chunks = [_writer_chunk(rid, created)]
+    for index, (call_id, city) in enumerate(zip(WRITER_PARALLEL_IDS, WRITER_CITIES,
+                                                strict=True)):
+        chunks += [
+            _writer_chunk(rid, created, tool_calls=[_writer_head(index, call_id, "get_weather")]),
+            _writer_chunk(rid, created, tool_calls=[_writer_more(index, '{"location":')]),
+            _writer_chunk(rid, created, tool_calls=[_writer_more(index, f' "{city}"}}')]),
+        ]
+    chunks += [_writer_chunk(rid, created, finish="tool_calls"),
+               _writer_usage(rid, created, 212, 153)]
+    body = sse(*chunks, done=False)
+    return Capture(
+        description="Writer: seven parallel calls, one after another, no [DONE] (setting on).",
+        source=WRITER_CASSETTES,
+        shape="Writer seven parallel calls, no [DONE]",
+        proves="seven calls, each whole and apart; the body is complete without [DONE]",
+        body=body,
+        end_without_done=True,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[call(0, index, call_id, "get_weather", f'{{"location": "{city}"}}')
+                        for index, (call_id, city) in enumerate(
+                            zip(WRITER_PARALLEL_IDS, WRITER_CITIES, strict=True))],
+            repairs=repairs(null_identity_ignored=28, ended_without_done=1),
+            usage={"prompt_tokens": 212, "total_tokens": 365, "completion_tokens": 153,
+                   "prompt_token_details": None, "completion_tokens_details": None},
+            chunks=24,
+        ),
+    )
+
+
+def _pplx_old_chunk(rid: str, created: int, text: str, piece: str, tokens: int,
+                    finish: str | None = None) -> str:
+    """Perplexity's older chunk, written as it was sent (Python's separators): object
+    chat.completion, usage and citations on every chunk, ``message`` the text so far."""
+    return dumps({
+        "id": rid,
+        "model": "sonar",
+        "created": created,
+        "usage": {"prompt_tokens": 10, "completion_tokens": tokens,
+                  "total_tokens": 10 + tokens},
+        "citations": PPLX_CITATIONS,
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": finish,
+                     "message": {"role": "assistant", "content": text},
+                     "delta": {"role": "assistant", "content": piece}}],
+    }, (", ", ": "))
+
+
+@case
+def perplexity_chat_completion_objects() -> Capture:
+    # Perplexity's older shape: object "chat.completion" on every chunk, neither [DONE] nor a
+    # chat.completion.done chunk; the stream stops after the chunk with finish_reason stop
+    # (its delta content "", its message the whole text).  Setting on: complete,
+    # ended_without_done 1.  Content is the deltas joined ("The Eiffel Tower is 330 m
+    # tall[1]."), never the cumulative message (which would repeat every piece).  The last
+    # usage wins (completion_tokens 13).  5 chunks.
+    rid, created = "ab7cac59-7b92-464c-9940-fd96bc28c030", 1740046265
+    pieces = ["The", " Eiffel Tower", " is 330 m tall", "[1]."]
+    events, text = [], ""
+    for n, piece in enumerate(pieces):
+        text += piece
+        events.append(_pplx_old_chunk(rid, created, text, piece, 3 * n + 1))
+    events.append(_pplx_old_chunk(rid, created, text, "", 13, "stop"))
+    body = sse(*events, done=False)
+    return Capture(
+        description="Perplexity's older chat.completion chunks: no end of any kind (setting on).",
+        source=PERPLEXITY_OLD,
+        shape="Perplexity object chat.completion, cumulative message, no [DONE]",
+        proves="an object other than chat.completion.chunk is read the same; complete once "
+        "the stop chunk came; delta, not the cumulative message, is the content",
+        body=body,
+        end_without_done=True,
+        expect=assembled(
+            finish_reason="stop",
+            content="The Eiffel Tower is 330 m tall[1].",
+            repairs=repairs(ended_without_done=1),
+            usage={"prompt_tokens": 10, "completion_tokens": 13, "total_tokens": 23},
+            chunks=5,
+        ),
+    )
+
+
+OPENROUTER_PROCESSING = ": OPENROUTER PROCESSING\n\n"
+
+
+@dataclass
+class OpenRouter:
+    """OpenRouter's chunk envelope (its ``provider`` and ``native_finish_reason``)."""
+
+    id: str
+    model: str
+    created: int
+    provider: str
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None,
+              native: str | None = None, **fields: Any) -> str:
+        return event({
+            "id": self.id,
+            "provider": self.provider,
+            "model": self.model,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
+                         "native_finish_reason": native, "logprobs": None}],
+            **fields,
+        })
+
+    def body(self, *events: str) -> bytes:
+        """Two processing comments first, as OpenRouter opens a stream, then ``[DONE]``."""
+        return (OPENROUTER_PROCESSING * 2 + "".join(events) + DONE).encode("utf-8")
+
+
+def _or_delta(content: str = "", reasoning: str | None = None,
+              details: list[dict[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": content, "reasoning": reasoning,
+            "reasoning_details": [] if details is None else details, **fields}
+
+
+CLAUDE_SIGNATURE = (
+    "Et0BCkgIChACGAIqQA2sLmV0Yk9hRnpQcXl1b0ZjS3JXbW5LZ1p4c0JpTEt0dVhXR3hIa2Y5b3JxR2dGb1lq"
+    "ZFhPb0hWcGRzTmJYaEl3EgwVbnR5cGU5a2V5MTIzGgx1c2VyLXNpZ25hdHVyZSIwZXhhbXBsZS1zaWduYXR1cmUt"
+    "Zm9yLWEtY2xhdWRlLXRoaW5raW5nLWJsb2NrLXZpYS1vcGVucm91dGVyKhAIChACGAIqQIcYAQ=="
+)
+
+
+def _claude_text(text: str | None = None, **fields: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "reasoning.text"}
+    if text is not None:
+        entry["text"] = text
+    entry.update(fields)
+    return {**entry, "format": "anthropic-claude-v1", "index": 0}
+
+
+@case
+def openrouter_claude_reasoning_details() -> Capture:
+    # OpenRouter, Claude Sonnet 4.5 with reasoning (the pydantic-ai recording's shape): the
+    # reasoning comes in delta.reasoning (no reasoning_content anywhere) and again in
+    # reasoning_details pieces of one reasoning.text entry (index 0): the first piece has text
+    # "" and signature "", the next three carry text, one more text "", then a piece with only
+    # the signature.  Reasoning: "This" + " is a simple arithmetic question. " + "2+2 equals
+    # 4." (reasoning null adds nothing).  The merged entry keeps the first piece's field order
+    # (type, text, signature, format, index): text the pieces joined, signature the first
+    # value that is neither null nor "" (the later one, since the first was "").  Empty
+    # reasoning_details lists add nothing.  Content "2 " + "+ 2 = 4".  The usage chunk after
+    # the finish chunk has finish_reason null (never erases stop).  Comments are not events:
+    # 14 chunks.
+    s = OpenRouter("gen-1765226419-AGrwjunAftQIAgweibL8", "anthropic/claude-sonnet-4.5",
+                   1765226419, "Google")
+    body = s.body(
+        s.chunk(_or_delta()),
+        s.chunk(_or_delta(details=[_claude_text("", signature="")])),
+        s.chunk(_or_delta(reasoning="This", details=[_claude_text("This")])),
+        OPENROUTER_PROCESSING,
+        OPENROUTER_PROCESSING,
+        s.chunk(_or_delta(reasoning=" is a simple arithmetic question. ",
+                          details=[_claude_text(" is a simple arithmetic question. ")])),
+        s.chunk(_or_delta(reasoning="2+2 equals 4.", details=[_claude_text("2+2 equals 4.")])),
+        s.chunk(_or_delta(details=[_claude_text("")])),
+        s.chunk(_or_delta(details=[_claude_text(signature=CLAUDE_SIGNATURE)])),
+        s.chunk(_or_delta()),
+        s.chunk(_or_delta()),
+        s.chunk(_or_delta("2 ")),
+        s.chunk(_or_delta("+ 2 = 4")),
+        s.chunk(_or_delta()),
+        s.chunk(_or_delta(), "stop", "stop"),
+        s.chunk({"role": "assistant", "content": ""}, usage={
+            "prompt_tokens": 43, "completion_tokens": 36, "total_tokens": 79,
+            "cost": 0.000669, "is_byok": False,
+            "completion_tokens_details": {"reasoning_tokens": 13, "image_tokens": 0}}),
+    )
+    reasoning = "This is a simple arithmetic question. 2+2 equals 4."
+    details = [{"type": "reasoning.text", "text": reasoning, "signature": CLAUDE_SIGNATURE,
+                "format": "anthropic-claude-v1", "index": 0}]
+    return Capture(
+        description="OpenRouter Claude: reasoning in delta.reasoning and reasoning_details.",
+        source=OPENROUTER_REASONING,
+        shape="OpenRouter delta.reasoning with reasoning.text pieces and a signature piece",
+        proves="reasoning is read from delta.reasoning; reasoning_details pieces merge by type "
+        "and index (text joined, the signature the first non-blank value) onto the choice",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            content="2 + 2 = 4",
+            reasoning=reasoning,
+            choices=[{"choice": 0, "finish_reason": "stop", "content": "2 + 2 = 4",
+                      "reasoning": reasoning, "refusal": None, "reasoning_details": details}],
+            repairs=repairs(),
+            usage={"prompt_tokens": 43, "completion_tokens": 36, "total_tokens": 79,
+                   "cost": 0.000669, "is_byok": False,
+                   "completion_tokens_details": {"reasoning_tokens": 13, "image_tokens": 0}},
+            chunks=14,
+        ),
+    )
+
+
+GLM_CALL_ID = "call_7c1f3a9e0b2d4e6f8a1b3c5d"
+
+
+@case
+def openrouter_glm_reasoning_then_call() -> Capture:
+    # OpenRouter, GLM 4.6: reasoning text in delta.reasoning with empty reasoning_details
+    # lists, then one call whole in one delta, finish tool_calls, a usage chunk, [DONE].
+    # Reasoning "The user wants" + " the weather in Paris." ; no content; the call as sent.
+    # The choice carries no reasoning_details (only empty lists came).  7 chunks.
+    s = OpenRouter("gen-1765300000-Zq8LmN3pR7tYvW2xK9bD", "z-ai/glm-4.6", 1765300000, "Z.AI")
+    body = s.body(
+        s.chunk(_or_delta()),
+        s.chunk(_or_delta(reasoning="The user wants")),
+        s.chunk(_or_delta(reasoning=" the weather in Paris.")),
+        s.chunk(_or_delta(tool_calls=[{"index": 0, "id": GLM_CALL_ID, "type": "function",
+                                       "function": {"name": "get_weather",
+                                                    "arguments": '{"city":"Paris"}'}}])),
+        s.chunk(_or_delta()),
+        s.chunk(_or_delta(), "tool_calls", "tool_calls"),
+        s.chunk({"role": "assistant", "content": ""},
+                usage={"prompt_tokens": 160, "completion_tokens": 31, "total_tokens": 191}),
+    )
+    reasoning = "The user wants the weather in Paris."
+    return Capture(
+        description="OpenRouter GLM: reasoning in delta.reasoning, then a call.",
+        source=f"{OPENROUTER_REASONING}; GLM's shape not recorded publicly: the same envelope",
+        shape="OpenRouter GLM delta.reasoning then a tool call",
+        proves="reasoning from delta.reasoning beside a call; empty reasoning_details add "
+        "nothing (no reasoning_details on the choice)",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[call(0, 0, GLM_CALL_ID, "get_weather", '{"city":"Paris"}')],
+            reasoning=reasoning,
+            choices=[{"choice": 0, "finish_reason": "tool_calls", "content": None,
+                      "reasoning": reasoning, "refusal": None}],
+            repairs=repairs(),
+            chunks=7,
+        ),
+    )
+
+
+@case
+def openrouter_kimi_reasoning_text_details() -> Capture:
+    # OpenRouter, Kimi K2 Thinking: delta.reasoning pieces each mirrored by a reasoning.text
+    # piece (index 0, format "unknown", no signature), then the answer.  Reasoning "Two" +
+    # " and two make four." ; the merged entry's text the same, its other fields as first
+    # sent.  Content "Four.".  6 chunks.
+    s = OpenRouter("gen-1765300100-Kp4WmE7sA2uQ9yZ1cV6n", "moonshotai/kimi-k2-thinking",
+                   1765300100, "Moonshot AI")
+
+    def piece(text: str) -> list[dict[str, Any]]:
+        return [{"type": "reasoning.text", "text": text, "format": "unknown", "index": 0}]
+
+    body = s.body(
+        s.chunk(_or_delta()),
+        s.chunk(_or_delta(reasoning="Two", details=piece("Two"))),
+        s.chunk(_or_delta(reasoning=" and two make four.", details=piece(" and two make four."))),
+        s.chunk(_or_delta("Four.")),
+        s.chunk(_or_delta(), "stop", "stop"),
+        s.chunk({"role": "assistant", "content": ""},
+                usage={"prompt_tokens": 12, "completion_tokens": 9, "total_tokens": 21}),
+    )
+    reasoning = "Two and two make four."
+    return Capture(
+        description="OpenRouter Kimi: delta.reasoning mirrored by reasoning.text pieces.",
+        source=f"{OPENROUTER_REASONING}; Kimi's shape not recorded publicly: the same envelope",
+        shape="OpenRouter Kimi delta.reasoning with reasoning.text details",
+        proves="the reasoning is counted once (from delta.reasoning); the details' text joins "
+        "on the choice",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            content="Four.",
+            reasoning=reasoning,
+            choices=[{"choice": 0, "finish_reason": "stop", "content": "Four.",
+                      "reasoning": reasoning, "refusal": None,
+                      "reasoning_details": [{"type": "reasoning.text", "text": reasoning,
+                                             "format": "unknown", "index": 0}]}],
+            repairs=repairs(),
+            chunks=6,
+        ),
+    )
+
+
+@case
+def openrouter_reasoning_only() -> Capture:
+    # OpenRouter (DeepSeek R1): only reasoning, no content, no call, finish stop.  The rule for
+    # reasoning_content holds for delta.reasoning: a reasoning-only response is not
+    # EMPTY_RESPONSE (error_code null, not retryable).  5 chunks.
+    s = OpenRouter("gen-1765300200-Rr5TnB8mQ1wX3eL7hJ0s", "deepseek/deepseek-r1", 1765300200,
+                   "DeepInfra")
+    body = s.body(
+        s.chunk(_or_delta()),
+        s.chunk(_or_delta(reasoning="Okay, so I need")),
+        s.chunk(_or_delta(reasoning=" to think about this first.")),
+        s.chunk(_or_delta(), "stop", "stop"),
+        s.chunk({"role": "assistant", "content": ""},
+                usage={"prompt_tokens": 8, "completion_tokens": 11, "total_tokens": 19}),
+    )
+    return Capture(
+        description="OpenRouter: a response that holds only reasoning, in delta.reasoning.",
+        source=f"{OPENROUTER_REASONING}; deepseek-r1's delta (huggingface/responses.js PR #19)",
+        shape="OpenRouter reasoning only",
+        proves="a response with only delta.reasoning is not EMPTY_RESPONSE",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            reasoning="Okay, so I need to think about this first.",
+            repairs=repairs(),
+            chunks=5,
+        ),
+    )
+
+
+@case
+def vercel_gateway_reasoning() -> Capture:
+    # The Vercel AI Gateway (minimax-m2): delta.reasoning with no role or content keys on the
+    # reasoning deltas, then content, finish stop, [DONE].  Reasoning "Rayleigh scattering" +
+    # " favours short wavelengths." ; content "Because blue light scatters most.".  5 chunks.
+    s = Stream("gen_01K8ZE8RV61CRN3QG42PCAXA39", "minimax/minimax-m2", 1762000000)
+    body = sse(
+        s.chunk({"index": 0, "delta": {"reasoning": "Rayleigh scattering"},
+                 "finish_reason": None}),
+        s.chunk({"index": 0, "delta": {"reasoning": " favours short wavelengths."},
+                 "finish_reason": None}),
+        s.chunk({"index": 0, "delta": {"content": "Because blue light"}, "finish_reason": None}),
+        s.chunk({"index": 0, "delta": {"content": " scatters most."}, "finish_reason": None}),
+        s.chunk({"index": 0, "delta": {}, "finish_reason": "stop"}),
+    )
+    return Capture(
+        description="Vercel AI Gateway: reasoning in delta.reasoning, then the answer.",
+        source=VERCEL_GATEWAY,
+        shape="Vercel AI Gateway delta.reasoning",
+        proves="delta.reasoning is the reasoning when reasoning_content is absent",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            content="Because blue light scatters most.",
+            reasoning="Rayleigh scattering favours short wavelengths.",
+            repairs=repairs(),
+            chunks=5,
+        ),
+    )
+
+
+@case
+def gateway_reasoning_under_both_names() -> Capture:
+    # A gateway that mirrors the reasoning under both names: a delta with reasoning_content
+    # "Check" and reasoning "Check" counts it once (reasoning_content wins); a delta with
+    # reasoning_content null falls back to reasoning (" the units"); a delta with
+    # reasoning_content "" and reasoning " ignored" takes reasoning_content (a string):
+    # nothing.  Then a delta with only reasoning_content (" first.").  Reasoning
+    # "Check the units first.".  6 chunks.
+    s = Stream("chatcmpl-9f8e7d6c5b4a39281706f5e4d3c2b1a0", "qwen3-235b-a22b", 1794670000)
+    body = sse(
+        s.chunk(choice({"role": "assistant", "content": None})),
+        s.chunk(choice({"reasoning_content": "Check", "reasoning": "Check"})),
+        s.chunk(choice({"reasoning_content": None, "reasoning": " the units"})),
+        s.chunk(choice({"reasoning_content": "", "reasoning": " ignored"})),
+        s.chunk(choice({"reasoning_content": " first."})),
+        s.chunk(choice({"content": "Use metres."}, "stop")),
+    )
+    return Capture(
+        description="Reasoning under both names in one delta, and under one or the other.",
+        source=f"{SPEC_ONLY}; issue 24: reasoning_content wins, never counted twice",
+        shape="delta.reasoning_content beside delta.reasoning",
+        proves="one of the two per delta: reasoning_content when it is a string, else "
+        "reasoning; the text is never counted twice",
+        body=body,
+        expect=assembled(
+            finish_reason="stop",
+            content="Use metres.",
+            reasoning="Check the units first.",
+            repairs=repairs(),
+            chunks=6,
+        ),
+    )
+
+
+GEMINI3_CALL_ID = "tool_get_weather_8CfsJGlhSWkhgYBDPBaL"
+GEMINI3_SECOND_ID = "tool_get_time_Q2nVw7xTzL0pR4sY6uBc"
+GEMINI3_SIGNATURE = (
+    "CiQB0e2Kb3f4Wv9Qm1Zy8xT6rL2pN5sK7dH0jG3aF9cE4bV1uQoKdwHR7Ssk2yK4mT8nB1vC6xZ9qW3eR5tY7uI0"
+    "oP2aS4dF6gH8jK1lZ3xC5vB7nM9qW2eR4tY6uI8oP0aS2dF4gH6jK8lZ0xC2vB4nM6qW8eR0tY2uI4oP6aS8dF0g"
+)
+
+
+def _gemini3_reasoning(text: str) -> list[dict[str, Any]]:
+    return [{"type": "reasoning.text", "text": text, "format": "google-gemini-v1", "index": 0}]
+
+
+def _gemini3_signature(call_id: str) -> list[dict[str, Any]]:
+    return [{"type": "reasoning.encrypted", "data": GEMINI3_SIGNATURE, "id": call_id,
+             "format": "google-gemini-v1", "index": 0}]
+
+
+def _gemini3_call(index: int, call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"index": index, "id": call_id, "type": "function",
+            "function": {"name": name, "arguments": arguments}}
+
+
+GEMINI3_TEXT = {"type": "reasoning.text", "text": "**Checking the weather** I will call the tool.",
+                "format": "google-gemini-v1", "index": 0}
+GEMINI3_ENCRYPTED = {"type": "reasoning.encrypted", "data": GEMINI3_SIGNATURE,
+                     "id": GEMINI3_CALL_ID, "format": "google-gemini-v1", "index": 0}
+
+
+@case
+def openrouter_gemini3_signature_before_call() -> Capture:
+    # OpenRouter, Gemini 3: reasoning text ("**Checking the weather**" + " I will call the
+    # tool.") with reasoning.text pieces, then a chunk whose only detail is the
+    # reasoning.encrypted thought signature naming the call's id, then the call whole, finish
+    # tool_calls (native STOP), usage, [DONE].  The choice carries both merged entries (two
+    # keys: reasoning.text/0 and reasoning.encrypted/0, in the order they began); the call
+    # carries the encrypted one in provider_fields.reasoning_details, though it came first.
+    # 6 chunks.
+    s = OpenRouter("gen-1765400000-Gm3PrVw8yT1qZ5nB7xK2", "google/gemini-3-pro-preview",
+                   1765400000, "Google AI Studio")
+    body = s.body(
+        s.chunk(_or_delta(reasoning="**Checking the weather**",
+                          details=_gemini3_reasoning("**Checking the weather**"))),
+        s.chunk(_or_delta(reasoning=" I will call the tool.",
+                          details=_gemini3_reasoning(" I will call the tool."))),
+        s.chunk(_or_delta(details=_gemini3_signature(GEMINI3_CALL_ID))),
+        s.chunk(_or_delta(tool_calls=[_gemini3_call(0, GEMINI3_CALL_ID, "get_weather",
+                                                    '{"city":"Paris"}')])),
+        s.chunk(_or_delta(), "tool_calls", "STOP"),
+        s.chunk({"role": "assistant", "content": ""},
+                usage={"prompt_tokens": 71, "completion_tokens": 42, "total_tokens": 113}),
+    )
+    reasoning = "**Checking the weather** I will call the tool."
+    return Capture(
+        description="OpenRouter Gemini 3: the thought signature one chunk before its call.",
+        source=OPENROUTER_GEMINI3,
+        shape="OpenRouter reasoning.encrypted with the call's id, before the call",
+        proves="an entry whose id is a call's id goes into that call's provider_fields too, "
+        "though it arrived first; the choice keeps every entry",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[call(0, 0, GEMINI3_CALL_ID, "get_weather", '{"city":"Paris"}',
+                             provider_fields={"reasoning_details": [GEMINI3_ENCRYPTED]})],
+            reasoning=reasoning,
+            choices=[{"choice": 0, "finish_reason": "tool_calls", "content": None,
+                      "reasoning": reasoning, "refusal": None,
+                      "reasoning_details": [GEMINI3_TEXT, GEMINI3_ENCRYPTED]}],
+            repairs=repairs(),
+            chunks=6,
+        ),
+    )
+
+
+@case
+def openrouter_gemini3_signature_after_calls() -> Capture:
+    # OpenRouter, Gemini 3, two parallel calls, the signature after both (in the chunk before
+    # the finish chunk) and naming the first call only (Gemini signs the first of a batch):
+    # the first call carries it in provider_fields, the second carries none.  No reasoning
+    # text this time: the choice's reasoning_details is the one encrypted entry.  5 chunks.
+    s = OpenRouter("gen-1765400100-Gm3Af7eR2sW9kX4cN6vP", "google/gemini-3-pro-preview",
+                   1765400100, "Google AI Studio")
+    body = s.body(
+        s.chunk(_or_delta(tool_calls=[_gemini3_call(0, GEMINI3_CALL_ID, "get_weather",
+                                                    '{"city":"Paris"}')])),
+        s.chunk(_or_delta(tool_calls=[_gemini3_call(1, GEMINI3_SECOND_ID, "get_time",
+                                                    '{"zone":"Europe/Paris"}')])),
+        s.chunk(_or_delta(details=_gemini3_signature(GEMINI3_CALL_ID))),
+        s.chunk(_or_delta(), "tool_calls", "STOP"),
+        s.chunk({"role": "assistant", "content": ""},
+                usage={"prompt_tokens": 75, "completion_tokens": 30, "total_tokens": 105}),
+    )
+    return Capture(
+        description="OpenRouter Gemini 3: the signature after two calls, naming the first.",
+        source=OPENROUTER_GEMINI3,
+        shape="OpenRouter reasoning.encrypted with the first call's id, after the calls",
+        proves="the entry joins the call it names whatever the order; a call it does not name "
+        "gets nothing",
+        body=body,
+        expect=assembled(
+            finish_reason="tool_calls",
+            tool_calls=[
+                call(0, 0, GEMINI3_CALL_ID, "get_weather", '{"city":"Paris"}',
+                     provider_fields={"reasoning_details": [GEMINI3_ENCRYPTED]}),
+                call(0, 1, GEMINI3_SECOND_ID, "get_time", '{"zone":"Europe/Paris"}'),
+            ],
+            choices=[{"choice": 0, "finish_reason": "tool_calls", "content": None,
+                      "reasoning": None, "refusal": None,
+                      "reasoning_details": [GEMINI3_ENCRYPTED]}],
+            repairs=repairs(),
+            chunks=5,
+        ),
+    )
+
+
+#: Encrypted reasoning longer than the provider-fields bound (64 KiB by default).
+O3_ENCRYPTED = "gAAAAABpQ" + "x7Kq" * 16_500
+
+
+@case
+def openrouter_reasoning_details_over_the_bound() -> Capture:
+    # OpenRouter, o3: a reasoning.encrypted entry (format openai-responses-v1) whose data is
+    # 66,009 characters: its fields (their text aside) exceed 65,536 bytes -> oversize, the
+    # same dead letter as a call's provider fields over the bound.  The entry comes before the
+    # call: the response failed there, so the dead letter lists no call.
+    s = OpenRouter("gen-1765400200-O3xW5yZ8aB1cD4eF7gH0", "openai/o3", 1765400200, "OpenAI")
+    body = s.body(
+        s.chunk(_or_delta(details=[{"type": "reasoning.encrypted", "data": O3_ENCRYPTED,
+                                    "id": "rs_0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+                                    "format": "openai-responses-v1", "index": 0}])),
+        s.chunk(_or_delta(tool_calls=[_gemini3_call(0, "call_Vx8Qm2Lp5Rt9", "get_weather",
+                                                    '{"city":"Paris"}')])),
+        s.chunk(_or_delta(), "tool_calls", "completed"),
+    )
+    return Capture(
+        description="reasoning_details larger than the provider-fields bound.",
+        source=f"{OPENROUTER_REASONING}; the size is the bound's test, not a recording",
+        shape="OpenRouter reasoning.encrypted over 64 KiB",
+        proves="the provider-fields bound holds for reasoning_details: oversize dead letter",
+        body=body,
+        expect=dead_letter(
+            "oversize",
+            calls=[],
+            detail="choice 0 has more than 65536 bytes of reasoning_details (their text aside)",
+        ),
+    )
+
+
+
+# --------------------------------------------------------------------------------------------
 # Writing
 # --------------------------------------------------------------------------------------------
 

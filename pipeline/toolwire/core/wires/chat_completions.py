@@ -23,9 +23,10 @@ Reasoning text is ``delta.reasoning_content`` (DeepSeek, vLLM) or, where a delta
 the two per delta, never both, so a gateway that sends the text under both names is not counted
 twice. OpenRouter's ``delta.reasoning_details`` entries are merged by ``type`` and ``index``
 (the text of ``reasoning.text`` and ``reasoning.summary`` concatenated, every other field the
-first value that is neither ``null`` nor ``""``) and carried on the choice, verbatim, for the next turn; an entry whose ``id`` is
-a call's id (Gemini 3's ``reasoning.encrypted`` thought signature) goes into that call's
-``provider_fields`` too, whichever of the two came first (:meth:`ChatCompletions.settle`).
+first value that is neither ``null`` nor ``""``) and carried on the choice, verbatim, for the
+next turn; an entry whose ``id`` is a call's id (Gemini 3's ``reasoning.encrypted`` thought
+signature) goes into that call's ``provider_fields`` too, whichever of the two came first
+(:meth:`ChatCompletions.settle`).
 """
 
 from __future__ import annotations
