@@ -14,8 +14,10 @@ body in one slice (a 3.7 MB body at once costs more per event in memory traffic 
 worker ever pays). Best of ``--repeats`` (the run least disturbed by other work; the median
 beside it), ``gc.collect()`` before each run, the import-time heap frozen.
 
-The streams, one per wire and two more shapes of Gemini (``ops/bench/wire_*.py``):
-``openai-chat``, ``anthropic-messages``, ``openai-responses``, ``gemini-api``,
+The streams, one per wire, OpenRouter's reasoning shape of Chat Completions and two more shapes
+of Gemini (``ops/bench/wire_*.py``): ``openai-chat``, ``openrouter-reasoning`` (a
+``reasoning_details`` piece merged on most events), ``anthropic-messages``, ``openai-responses``,
+``gemini-api``,
 ``vertex-streamed-text`` (Vertex's streamed arguments, pieces of one string) and
 ``vertex-partial-args`` (the worst case for JSON paths: a new path every other event).
 Each stream's record is checked (assembled, with its calls) before it is timed.

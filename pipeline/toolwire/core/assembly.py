@@ -107,11 +107,10 @@ class Call:
 
 #: What a blank field (``null`` or ``""``) of a reasoning entry is counted as, its name aside.
 BLANK_BYTES: Final = 8
-
-
-def _blank(value: object) -> bool:
-    """A value that says nothing yet (``null``, ``""``): a later one of the same field wins."""
-    return value is None or value == ""
+#: The place of a reasoning entry's text field among its fields (its pieces are kept apart).
+TEXT: Final = object()
+#: A field a reasoning entry has not had yet.
+_UNSEEN: Final = object()
 
 
 class Details:
@@ -133,10 +132,10 @@ class Details:
 
     def __init__(self) -> None:
         #: Key → the entry's fields in the order they first came (a text field holds
-        #: ``None`` here until it is rendered).
+        #: :data:`TEXT` here until it is rendered).
         self.entries: dict[Hashable, dict[str, object]] = {}
-        #: Key → (text field, its pieces).
-        self.texts: dict[Hashable, tuple[str, list[str]]] = {}
+        #: Key → the pieces of its text field.
+        self.texts: dict[Hashable, list[str]] = {}
         #: Compact JSON size of the fields other than text, all entries together.
         self.bytes = 0
 
@@ -144,9 +143,11 @@ class Details:
         """The merged entries, as the record carries them."""
         out = []
         for key, fields in self.entries.items():
-            text = self.texts.get(key)
-            if text is not None:
-                fields = {**fields, text[0]: "".join(text[1])}
+            pieces = self.texts.get(key)
+            if pieces is not None:
+                text = "".join(pieces)
+                fields = {name: text if value is TEXT else value
+                          for name, value in fields.items()}
             out.append(fields)
         return out
 
@@ -346,33 +347,30 @@ class Assembler:
         merged = details.entries.get(key)
         if merged is None:
             merged = details.entries[key] = {}
-        text = details.texts.get(key)
         added = 0
         for name, value in entry.items():
-            if text is not None and name == text[0]:
+            old = merged.get(name, _UNSEEN)
+            if old is TEXT:
                 if type(value) is str:
-                    text[1].append(value)
+                    details.texts[key].append(value)
                 continue  # a null (or non-string) piece of the text adds nothing
-            had = name in merged
-            if had and not _blank(merged[name]):
+            if old is not _UNSEEN and old is not None and old != "":
                 continue  # the first value that says something wins
+            # A field new to the entry, or blank so far (its place counted): rarely here.
+            if old is not _UNSEEN:
+                added -= len(name) + BLANK_BYTES
             if name == text_field and type(value) is str:
-                if had:
-                    added -= len(name) + BLANK_BYTES
-                text = details.texts[key] = (name, [value])
-                merged[name] = None  # its place; the text is joined when rendered
+                details.texts[key] = [value]
+                merged[name] = TEXT  # its place; the pieces are joined when rendered
                 continue
-            if _blank(value):
-                if not had:  # it holds the field's place until a value comes
-                    merged[name] = value
-                    added += len(name) + BLANK_BYTES
+            if value is None or value == "":  # it holds the field's place until a value comes
+                merged[name] = value
+                added += len(name) + BLANK_BYTES
                 continue
             size = _carried_size(value)
             if size is None:
                 raise malformed(source, f"reasoning_details field {name!r} is nested too "
                                         "deeply to carry")
-            if had:
-                added -= len(name) + BLANK_BYTES
             merged[name] = value
             added += size + len(name) + 4
         if added:

@@ -54,7 +54,8 @@ CALL_FIELDS: Final = frozenset({"index", "id", "type", "function", "custom"})
 ERROR_MESSAGE_CHARS: Final = 1000
 
 #: The text field of each ``reasoning_details`` type whose text arrives in pieces.
-DETAIL_TEXT: Final = {"reasoning.text": "text", "reasoning.summary": "summary"}
+DETAIL_TEXT: Final[dict[str | None, str]] = {"reasoning.text": "text",
+                                            "reasoning.summary": "summary"}
 #: The key of the entries a call carries in its ``provider_fields`` (as the message has them).
 DETAILS_FIELD: Final = "reasoning_details"
 
@@ -336,9 +337,10 @@ def _merge_details(asm: Assembler, chunk: WireChunk, choice_index: int, choice: 
         kind, position = entry.get("type"), entry.get("index")
         if type(kind) is not str:
             kind = None
-        key = (kind, position if type(position) is int else None)
-        asm.merge_detail(chunk, choice_index, choice, key, entry,
-                         None if kind is None else DETAIL_TEXT.get(kind))
+        if type(position) is not int:
+            position = None
+        asm.merge_detail(chunk, choice_index, choice, (kind, position), entry,
+                         DETAIL_TEXT.get(kind))
 
 
 def _apply_call(asm: Assembler, chunk: WireChunk, choice_index: int, choice: Choice,
