@@ -108,7 +108,7 @@ class Call:
 #: What a blank field (``null`` or ``""``) of a reasoning entry is counted as, its name aside.
 BLANK_BYTES: Final = 8
 #: The place of a reasoning entry's text field among its fields (its pieces are kept apart).
-TEXT: Final = object()
+_TEXT: Final = object()
 #: A field a reasoning entry has not had yet.
 _UNSEEN: Final = object()
 
@@ -132,7 +132,7 @@ class Details:
 
     def __init__(self) -> None:
         #: Key → the entry's fields in the order they first came (a text field holds
-        #: :data:`TEXT` here until it is rendered).
+        #: :data:`_TEXT` here until it is rendered).
         self.entries: dict[Hashable, dict[str, object]] = {}
         #: Key → the pieces of its text field.
         self.texts: dict[Hashable, list[str]] = {}
@@ -146,9 +146,10 @@ class Details:
             pieces = self.texts.get(key)
             if pieces is not None:
                 text = "".join(pieces)
-                fields = {name: text if value is TEXT else value
-                          for name, value in fields.items()}
-            out.append(fields)
+                out.append({name: text if value is _TEXT else value
+                            for name, value in fields.items()})
+            else:  # a copy: the record is the caller's to change
+                out.append(dict(fields))
         return out
 
 
@@ -350,7 +351,7 @@ class Assembler:
         added = 0
         for name, value in entry.items():
             old = merged.get(name, _UNSEEN)
-            if old is TEXT:
+            if old is _TEXT:
                 if type(value) is str:
                     details.texts[key].append(value)
                 continue  # a null (or non-string) piece of the text adds nothing
@@ -361,7 +362,7 @@ class Assembler:
                 added -= len(name) + BLANK_BYTES
             if name == text_field and type(value) is str:
                 details.texts[key] = [value]
-                merged[name] = TEXT  # its place; the pieces are joined when rendered
+                merged[name] = _TEXT  # its place; the pieces are joined when rendered
                 continue
             if value is None or value == "":  # it holds the field's place until a value comes
                 merged[name] = value
