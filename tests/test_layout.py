@@ -62,11 +62,12 @@ def test_each_step_has_its_module_and_the_readme_names_it() -> None:
 
 def test_no_flat_modules_beside_the_packages() -> None:
     """Every module but the package's own ``__init__`` lives in a package named for its job
-    (core, stream, app, publish, config, tools, broker, cli)."""
+    (core, stream, app, publish, tap, config, tools, broker, cli)."""
     flat = sorted(p.name for p in SOURCE.glob("*.py") if p.name != "__init__.py")
     assert flat == []
     packages = {p.name for p in SOURCE.iterdir() if (p / "__init__.py").is_file()}
-    assert packages == {"app", "broker", "cli", "config", "core", "publish", "stream", "tools"}
+    assert packages == {"app", "broker", "cli", "config", "core", "publish", "stream", "tap",
+                        "tools"}
 
 
 def test_the_wire_registry_names_the_chat_completions_wire() -> None:

@@ -16,6 +16,7 @@ from toolwire.config.settings import Settings
 from toolwire.core import Options, Provenance, assemble
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
+    H_CONTENT_ENCODING,
     H_CONTROL,
     H_DECLARED_TOOLS,
     H_END,
@@ -23,6 +24,7 @@ from toolwire.stream.messages import (
     H_REQUEST_ID,
     InputMessage,
     Output,
+    RequestMeta,
     Sink,
     idempotency_key,
 )
@@ -400,3 +402,29 @@ def test_the_end_without_done_survives_a_restart_mid_body() -> None:
         got.pop(key, None)
         offline.pop(key, None)
     assert got == offline
+
+
+@pytest.mark.parametrize("coding", ["compress", "gzip", "br, zstd"])
+def test_a_body_still_encoded_is_a_malformed_message_naming_its_coding(coding: str) -> None:
+    """A tap publishes decoded bodies; one it could not decode comes with its coding, and is
+    refused by name rather than read as SSE."""
+    world = World()
+    out = world.send(b"\x1f\x8b\x08\x00", {H_REQUEST_ID: "r1", H_CHUNK_SEQ: "0",
+                                           H_CONTENT_ENCODING: coding})
+    letter = record(out[0])
+    assert (out[0].sink, letter["reason"]) == (Sink.DEADLETTER, "malformed_message")
+    assert f"content-encoding={coding!r}" in letter["detail"]
+    assert "still encoded" in letter["detail"]
+
+
+@pytest.mark.parametrize("coding", ["", "identity", "Identity "])
+def test_a_decoded_body_may_say_so(coding: str) -> None:
+    world = World()
+    out = world.publish("r1", GOOD, **{H_CONTENT_ENCODING: coding})
+    assert [o.sink for o in out] == [Sink.ASSEMBLED]
+
+
+def test_the_publisher_sends_the_coding_it_could_not_decode() -> None:
+    meta = RequestMeta("r1", content_encoding="compress")
+    assert (H_CONTENT_ENCODING, b"compress") in meta.message_headers(0)
+    assert H_CONTENT_ENCODING not in dict(RequestMeta("r1").message_headers(0))

@@ -30,6 +30,10 @@ H_DECLARED_TOOLS: Final = "declared-tools"
 #: The wire the body is written in (:data:`toolwire.core.wires.SUPPORTED_WIRES`); absent:
 #: :data:`~toolwire.core.wires.DEFAULT_WIRE`, which every body was before the header existed.
 H_WIRE: Final = "wire"
+#: The coding the body is still in, when a tap could not decode it (``toolwire.tap`` decodes
+#: gzip, deflate, br and zstd before it publishes): absent, empty or ``identity`` for a
+#: decoded body, the only kind a worker assembles.
+H_CONTENT_ENCODING: Final = "content-encoding"
 #: On the last message of a request: ``eof``, ``error`` or ``cancelled``.
 H_END: Final = "end-of-stream"
 #: Operator and sweeper messages travel in the input topic, in order with the chunks they
@@ -90,6 +94,10 @@ class RequestMeta:
     #: (not ``auto``: the gateway knows which API it called, and a worker that guessed could
     #: guess otherwise on a rebuild or a replay).
     wire: str = DEFAULT_WIRE
+    #: The coding the body is still in (``Content-Encoding``), set by a tap only when it
+    #: could not decode it, so that the worker dead-letters the body naming the coding
+    #: instead of reading compressed bytes as SSE.
+    content_encoding: str | None = None
 
     def __post_init__(self) -> None:
         # The processor dead-letters a message without a request id; better to refuse it here,
@@ -135,6 +143,8 @@ class RequestMeta:
             out.append((H_DECLARED_TOOLS, ",".join(self.declared_tools).encode()))
         if self.wire != DEFAULT_WIRE:
             out.append((H_WIRE, self.wire.encode()))
+        if self.content_encoding is not None:
+            out.append((H_CONTENT_ENCODING, self.content_encoding.encode()))
         return out
 
     @cached_property
@@ -253,6 +263,11 @@ def read_envelope(msg: InputMessage) -> Envelope:
         if value is not None and len(value) > bound:
             faults.append(f"header {name} is {len(value)} bytes (at most {bound})")
     wire = read_wire(msg.headers.get(H_WIRE), faults)
+    encoding = msg.headers.get(H_CONTENT_ENCODING)
+    if encoding is not None and encoding.strip().lower() not in (b"", b"identity"):
+        faults.append(f"header {H_CONTENT_ENCODING}={quote(encoding)}: the body is still "
+                      "encoded (a coding the tap could not decode), and only a decoded body "
+                      "can be read")
     if faults:
         return Envelope("; ".join(faults), request_id or None, session_id or None, seq, wire)
     return Envelope(None, request_id, session_id, seq, wire)
