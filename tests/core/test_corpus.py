@@ -8,6 +8,7 @@ worker does after a crash).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from tests.core import corpus_properties as properties
 from tests.core.captures import CAPTURES, CORPUS, Capture
 from tests.core.corpus_properties import cuts, one_byte_slices, slices
+from tests.hostile import LIMITS
 from toolwire.core import assemble
 
 IDS = [c.name for c in CAPTURES]
@@ -84,3 +86,26 @@ def test_the_corpus_on_disk_is_what_the_generator_writes() -> None:
     for generated in properties.generator(GENERATOR, "corpus_make").build():
         assert (properties.on_disk(CORPUS, generated.name)
                 == properties.as_generated(generated)), generated.name
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_under_small_limits_too_any_slicing_gives_the_same_record(data: st.DataObject) -> None:
+    """The bounds a worker may be given (:data:`tests.hostile.LIMITS`, which the reliability
+    tests run with) cut some captures short: the record of the cut, its detail included, may
+    not depend on the slicing either (a data line over the bound, whole or in pieces)."""
+    capture = data.draw(st.sampled_from(CAPTURES), label="capture")
+    options = replace(capture.options, limits=LIMITS)
+    pieces = slices(capture.body, data.draw(cuts(len(capture.body)), label="cuts"))
+    assert assemble(pieces, options) == assemble(capture.body, options)
+
+
+def test_a_data_line_over_the_bound_is_named_the_same_whole_or_in_pieces() -> None:
+    """Found by the reliability test's poison round: one line of 66 KB under a 64 KiB bound
+    was "data lines" whole and "an SSE line" when it arrived in pieces."""
+    (capture,) = [c for c in CAPTURES if c.name == "openrouter_reasoning_details_over_the_bound"]
+    options = replace(capture.options, limits=LIMITS)
+    whole = assemble(capture.body, options)
+    assert whole.get("reason") == "oversize"
+    assert whole.get("detail") == "an SSE line is longer than 65536 bytes"
+    assert assemble(one_byte_slices(capture.body), options) == whole

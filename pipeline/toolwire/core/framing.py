@@ -243,7 +243,11 @@ class Framer:
             # the bound then does not depend on where the body was sliced.
             data_len += len(line)
             if data_len > limit:
-                raise LineOversize(f"an SSE event's data lines are longer than {limit} bytes",
+                # One line over the bound is named as it is when it arrives in pieces: the
+                # record must not depend on where the body was sliced.
+                raise LineOversize(f"an SSE line is longer than {limit} bytes"
+                                   if len(line) > limit else
+                                   f"an SSE event's data lines are longer than {limit} bytes",
                                    events)
             data.append(value)
         self._data_len = data_len
