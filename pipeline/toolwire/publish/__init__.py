@@ -7,6 +7,7 @@ lines the tests already draw, each with its own invariant:
 - :mod:`._slicing`: cutting a body into message values, never changing a byte;
 - :mod:`._coalescing`: joining a stream's slices into fewer messages, same bytes, same order;
 - :mod:`._publisher`: :class:`ChunkPublisher`, a body to the topic as the input contract says;
+- :mod:`._push`: :class:`PushStream`, a body pushed by a caller that must never wait;
 - :mod:`._captures`: captured bodies published through that same path.
 
 What goes on the wire (key, headers, end markers) is not decided here:
@@ -27,11 +28,21 @@ from toolwire.publish._publisher import (
     PublishReport,
     TopicNotFound,
 )
+from toolwire.publish._push import (
+    COMPLETED,
+    DROPPED,
+    ENDED_WITH_ERROR,
+    PushStats,
+    PushStream,
+)
 from toolwire.publish._slicing import split_events, split_fixed
 from toolwire.stream.messages import END_CANCELLED, END_EOF, END_ERROR, RequestMeta
 
 __all__ = [
+    "COMPLETED",
     "DEFAULT_COALESCE_BYTES",
+    "DROPPED",
+    "ENDED_WITH_ERROR",
     "END_CANCELLED",
     "END_EOF",
     "END_ERROR",
@@ -41,6 +52,8 @@ __all__ = [
     "CoalescingClock",
     "PublishError",
     "PublishReport",
+    "PushStats",
+    "PushStream",
     "RequestMeta",
     "TopicNotFound",
     "load_captures",

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, Self
@@ -42,6 +42,13 @@ from toolwire.publish._coalescing import (
     check_coalescing,
     drain,
     pump,
+)
+from toolwire.publish._push import (
+    DEFAULT_PUSH_STREAM_BYTES,
+    DEFAULT_PUSH_TOTAL_BYTES,
+    Budget,
+    PushStats,
+    PushStream,
 )
 from toolwire.stream.messages import END_CANCELLED, END_EOF, END_ERROR, H_END, RequestMeta
 
@@ -82,7 +89,9 @@ class PublishReport:
     chunks: int
     #: Body bytes, i.e. the sum of the chunk values (the same with or without coalescing).
     bytes: int
-    #: ``eof``, or ``None`` when the stream was deliberately left open (``end=False``).
+    #: The end marker sent: ``eof`` (a pushed stream's also ``error`` or ``cancelled`` when
+    #: its caller said so), or ``None`` when the stream was deliberately left open
+    #: (``end=False``).
     end: str | None
     #: ``None`` only when nothing at all was sent (an empty body with ``end=False``).
     partition: int | None
@@ -109,8 +118,8 @@ class _Stream:
     """One request being published: what was already sent, so that the failure paths see it,
     and the sending itself, so that its sequence numbers never leave a gap."""
 
-    __slots__ = ("bytes", "chunks", "ended", "futures", "key", "meta", "producer", "seq",
-                 "topic")
+    __slots__ = ("bytes", "chunks", "delivered_end", "ended", "futures", "key", "meta",
+                 "producer", "seq", "topic")
 
     def __init__(self, meta: RequestMeta, publisher: ChunkPublisher) -> None:
         self.meta = meta
@@ -124,6 +133,8 @@ class _Stream:
         self.chunks = 0
         self.bytes = 0
         self.ended = False
+        #: The end marker the broker acknowledged (``None``: none yet, or it failed).
+        self.delivered_end: str | None = None
         self.futures: list[asyncio.Future[Any]] = []
 
     async def send_chunk(self, value: bytes) -> None:
@@ -170,6 +181,7 @@ class _Stream:
         results = await asyncio.shield(asyncio.gather(*self.futures, return_exceptions=True))
         if isinstance(results[-1], BaseException):
             raise results[-1]
+        self.delivered_end = end
 
 
 class ChunkPublisher:
@@ -207,6 +219,12 @@ class ChunkPublisher:
     :class:`CoalescingClock`): by default (``None``) the running event loop's own clock and
     timers. It is the seam for deterministic tests, which pass a fake clock that moves only
     when they advance it; a gateway has no reason to set it.
+
+    ``push_stream_bytes`` and ``push_total_bytes`` bound the queues of pushed streams
+    (:meth:`open_stream`): one stream's, and all of them together; a slice that does not fit
+    ends its stream with ``error`` (:class:`PushStream`). A pushed stream's end must be
+    acknowledged within ``connect_timeout`` of the stream being over, or it is dropped. What
+    became of every pushed stream is counted in :attr:`push_stats`.
     """
 
     def __init__(
@@ -220,9 +238,20 @@ class ChunkPublisher:
         coalesce_ms: float = 0.0,
         coalesce_bytes: int = DEFAULT_COALESCE_BYTES,
         clock: CoalescingClock | None = None,
+        push_stream_bytes: int = DEFAULT_PUSH_STREAM_BYTES,
+        push_total_bytes: int = DEFAULT_PUSH_TOTAL_BYTES,
         **producer_options: Any,
     ) -> None:
         check_coalescing(coalesce_ms, coalesce_bytes)
+        for name, value in (("push_stream_bytes", push_stream_bytes),
+                            ("push_total_bytes", push_total_bytes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of bytes >= 1, got {value!r}")
+        self.push_stream_bytes = push_stream_bytes
+        self._budget = Budget(push_total_bytes)
+        #: Pushed streams by outcome (see :class:`PushStats`).
+        self.push_stats = PushStats()
+        self._pushed: set[PushStream] = set()
         if clock is not None and not (callable(getattr(clock, "time", None))
                                       and callable(getattr(clock, "call_at", None))):
             raise TypeError(f"clock must have time() and call_at(when, callback) like an "
@@ -306,7 +335,15 @@ class ChunkPublisher:
             )
 
     async def stop(self) -> None:
-        """Flush and close an owned producer; a borrowed one is left running."""
+        """End the pushed streams still open (``cancelled``: their callers never said the
+        body was over), wait for them within the connect timeout, then flush and close an
+        owned producer; a borrowed one is left running."""
+        if self._pushed:
+            pushed = list(self._pushed)
+            for stream in pushed:
+                stream.close(END_CANCELLED)
+            await asyncio.wait([asyncio.ensure_future(s.done()) for s in pushed],
+                               timeout=self.connect_timeout)
         if self._owned and self._producer is not None:
             producer, self._producer = self._producer, None
             await producer.stop()
@@ -350,9 +387,30 @@ class ChunkPublisher:
         ``end=False`` sends no end marker at all, leaving the stream open as a gateway that
         crashed would: useful to exercise expiry downstream.
         """
-        stream = _Stream(meta, self)
+        return await self._publish(_Stream(meta, self), body,
+                                   (lambda: END_EOF) if end else None)
+
+    def open_stream(self, meta: RequestMeta) -> PushStream:
+        """A stream to push a body into as it is read, for a caller that must never wait on
+        Kafka (a tee inside a client: see :class:`PushStream`). Call it in the publisher's
+        event loop, once it is started; ``feed`` and ``close`` may then come from any
+        thread."""
+        stream = PushStream(_Stream(meta, self), self._publish, limit=self.push_stream_bytes,
+                            budget=self._budget, stats=self.push_stats,
+                            deliver_timeout=self.connect_timeout)
+        self._pushed.add(stream)
+        stream.when_settled(self._pushed.discard)
+        return stream
+
+    async def _publish(self, stream: _Stream, body: AsyncIterator[bytes],
+                       end: Callable[[], str] | None) -> PublishReport:
+        """:meth:`publish_stream` for a stream already made; ``end`` gives the marker of a
+        body that ended by itself (asked then: a pushed stream's caller says which), and
+        ``None`` sends no marker on any path."""
+        meta = stream.meta
         batch = (Coalescer(self.coalesce_ms / 1000, self.coalesce_bytes)
                  if self.coalesce_ms > 0 else None)
+        marker_sent: str | None = None
         try:
             if batch is None:
                 async for piece in body:
@@ -362,11 +420,13 @@ class ChunkPublisher:
                 # The running loop's clock unless the publisher was given one.
                 clock = self._clock if self._clock is not None else asyncio.get_running_loop()
                 await pump(body, batch, clock, stream.send_chunk)
-            if end:
-                await stream.send(b"", END_EOF)
+            marker_sent = None if end is None else end()
+            if marker_sent is not None:
+                await stream.send(b"", marker_sent)
             results = await asyncio.shield(asyncio.gather(*stream.futures))
+            stream.delivered_end = marker_sent
         except asyncio.CancelledError:
-            marker = END_CANCELLED if end and not stream.ended else None
+            marker = END_CANCELLED if end is not None and not stream.ended else None
             if marker is not None or (batch is not None and batch.pending):
                 try:
                     await asyncio.shield(stream.close(marker, batch))
@@ -375,7 +435,7 @@ class ChunkPublisher:
                                 meta.request_id, marker_exc)
             raise
         except Exception as exc:
-            marker = END_ERROR if end and not stream.ended else None
+            marker = END_ERROR if end is not None and not stream.ended else None
             if marker is not None or (batch is not None and batch.pending):
                 try:
                     await stream.close(marker, batch)
@@ -391,7 +451,7 @@ class ChunkPublisher:
             request_id=meta.request_id,
             chunks=stream.chunks,
             bytes=stream.bytes,
-            end=END_EOF if end else None,
+            end=marker_sent,
             partition=None if first is None else int(first.partition),
             first_offset=None if first is None else int(first.offset),
             last_offset=None if last is None else int(last.offset),
