@@ -11,7 +11,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -101,6 +102,18 @@ class Deployment:
                                        (self.chunks, self.assembled, self.deadletter)])
         finally:
             await admin.close()
+
+
+@contextmanager
+def running(deployment: Deployment) -> Iterator[Worker]:
+    """The deployment's topics made and one worker ready, stopped (by its PID) at the end."""
+    asyncio.run(deployment.create_topics())
+    worker = Worker(deployment)
+    try:
+        worker.wait_ready()
+        yield worker
+    finally:
+        worker.stop()
 
 
 def free_port() -> int:

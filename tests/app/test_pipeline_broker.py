@@ -24,6 +24,7 @@ from tests.app.support import (
     produce,
     provider_for,
     request_chunks,
+    running,
     topic_bytes,
     with_header,
     with_provider,
@@ -66,13 +67,8 @@ def deployment(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
                ) -> Iterator[tuple[Deployment, Worker]]:
     """One worker with a short TTL and sweep interval, shared by the behaviour tests."""
     dep = Deployment(kafka_bootstrap, tmp_path_factory.mktemp("dep"), ttl=4, sweep_interval=1)
-    asyncio.run(dep.create_topics())
-    worker = Worker(dep)
-    try:
-        worker.wait_ready()
+    with running(dep) as worker:
         yield dep, worker
-    finally:
-        worker.stop()
 
 
 def run(dep: Deployment, chunks: list[Chunk], until: int, idle: float = 3.0

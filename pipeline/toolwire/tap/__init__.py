@@ -1,9 +1,13 @@
 """Getting the bytes in: what a client-side tap needs to publish a response body as the
 chunks topic expects it (issue 21).
 
-This first part decodes a body's ``Content-Encoding`` incrementally, one persistent decoder
-per stream, within a bound (:mod:`._decoding`); the transports and the proxy that tee a
-client's streams build on it. Nothing happens at import.
+- :mod:`._decoding`: a body's ``Content-Encoding`` decoded incrementally, one persistent
+  decoder per stream, within a bound;
+- :mod:`._tee`: tee transports for httpx2 and httpx async clients, which push every streamed
+  response to the chunks topic as the client reads it (:class:`Httpx2TeeTransport`,
+  :class:`HttpxTeeTransport`).
+
+Nothing happens at import.
 """
 
 from toolwire.tap._decoding import (
@@ -14,6 +18,14 @@ from toolwire.tap._decoding import (
     decoder_for,
     parse_codings,
 )
+from toolwire.tap._tee import (
+    SESSION,
+    Httpx2TeeTransport,
+    HttpxTeeTransport,
+    request_fields,
+    wire_of,
+)
 
-__all__ = ["SUPPORTED_DECODERS", "ContentDecoder", "DecodedTooLarge", "DecodingError",
-           "decoder_for", "parse_codings"]
+__all__ = ["SESSION", "SUPPORTED_DECODERS", "ContentDecoder", "DecodedTooLarge",
+           "DecodingError", "Httpx2TeeTransport", "HttpxTeeTransport", "decoder_for",
+           "parse_codings", "request_fields", "wire_of"]

@@ -1,0 +1,311 @@
+"""Tee transports: every streamed LLM response a client reads is also pushed, byte for byte,
+to the chunks topic, without slowing or failing the client.
+
+The client keeps its own transport (HTTP/1.1 or HTTP/2, proxies, TLS): the tee wraps it, and
+wraps each 2xx ``text/event-stream`` response's byte stream in one that hands every slice to a
+:class:`~toolwire.publish.PushStream` as the client reads it, then gives the slice to the
+client unchanged. Nothing is buffered beyond what is in flight; the pushed stream's queue is
+bounded and never blocks (:mod:`toolwire.publish._push`). Other responses pass untouched and
+unpublished.
+
+Each HTTP library asserts its own stream class after a transport call (httpx2's
+``AsyncByteStream``, httpx's), so there is one concrete class per library over one shared
+body of code: :class:`Httpx2TeeTransport` (openai, anthropic, google-genai, mistralai) and
+:class:`HttpxTeeTransport` (LiteLLM, groq, cohere).
+
+How a stream ends, as the consumer must learn it (``end-of-stream``):
+
+- the body read to its end, or closed after its wire's terminal event (openai closes before
+  the end on HTTP/2, mistralai on ``[DONE]``): ``eof``;
+- an exception while reading: ``error``;
+- closed before the terminal event, or dropped unread (a finalizer): ``cancelled``.
+
+Closing is idempotent (httpx2 cleans up twice), and a second iteration of the stream (openai's
+HTTP/1.1 drain after ``[DONE]``) goes on reading the same body and teeing it. A fault of the
+tee itself is logged and ends its pushed stream with ``error``; the client never sees it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import uuid
+import weakref
+from collections.abc import AsyncIterator, Callable
+from typing import Any, ClassVar, Final
+
+import httpx
+import httpx2
+import orjson
+
+from toolwire.publish import ChunkPublisher, PushStream, RequestMeta
+from toolwire.stream.messages import END_CANCELLED, END_EOF, END_ERROR
+from toolwire.tap._decoding import ContentDecoder, DecodingError, decoder_for
+
+log = logging.getLogger("toolwire.tap")
+
+#: The session the responses of the current task belong to (``toolwire.tap.SESSION.set``),
+#: when no header and no callback names one.
+SESSION: Final[contextvars.ContextVar[str | None]] = contextvars.ContextVar(
+    "toolwire_tap_session", default=None)
+#: The request headers a request id is taken from, in order (else one is made).
+REQUEST_ID_HEADERS: Final = ("x-request-id", "request-id")
+#: The wire of a request, by the end of its path (Gemini's by the method after ``:``).
+WIRES_BY_PATH: Final = (("/chat/completions", "openai-chat"), ("/messages", "anthropic-messages"),
+                        ("/responses", "openai-responses"),
+                        (":streamGenerateContent", "gemini"))
+#: The provider of a request, by its host (else the host itself).
+PROVIDERS_BY_HOST: Final = {
+    "api.openai.com": "openai", "api.anthropic.com": "anthropic",
+    "generativelanguage.googleapis.com": "gemini", "openrouter.ai": "openrouter",
+    "api.mistral.ai": "mistral", "api.deepseek.com": "deepseek", "api.groq.com": "groq",
+    "api.writer.com": "writer", "api.perplexity.ai": "perplexity",
+}
+#: What a body holds once its wire's terminal event came: a close after it is the end.
+TERMINALS: Final[dict[str, tuple[bytes, ...]]] = {
+    "openai-chat": (b"data: [DONE]", b'"chat.completion.done"'),
+    "anthropic-messages": (b'"message_stop"',),
+    "openai-responses": (b'"response.completed"', b'"response.incomplete"',
+                         b'"response.failed"'),
+    "gemini": (b'"finishReason"',),
+}
+#: The bytes kept from the end of one slice, so that a terminal cut across two is seen.
+_OVERLAP: Final = 32
+
+
+def wire_of(path: str) -> str | None:
+    """The wire a request path calls, or ``None`` for a path no wire streams on."""
+    for end, wire in WIRES_BY_PATH:
+        if path.endswith(end):
+            return wire
+    return None
+
+
+def request_fields(content: bytes) -> tuple[str | None, tuple[str, ...] | None]:
+    """The model and the declared tool names of a request body (``None``: not known; every
+    tool must have a name for the names to be a declaration)."""
+    try:
+        body = orjson.loads(content) if content else None
+    except orjson.JSONDecodeError:
+        return None, None
+    if type(body) is not dict:
+        return None, None
+    model = body.get("model")
+    tools = body.get("tools")
+    names: tuple[str, ...] | None = None
+    if type(tools) is list:
+        found: list[str] = []
+        for tool in tools:
+            declared = _tool_names(tool)
+            if declared is None:
+                found = []
+                names = None
+                break
+            found += declared
+        else:
+            names = tuple(found)
+    return (model if type(model) is str and model else None), names
+
+
+def _tool_names(tool: object) -> list[str] | None:
+    """The names one entry of ``tools`` declares: Chat Completions' ``function.name`` or
+    ``custom.name``, Anthropic's and Responses' ``name``, Gemini's functionDeclarations."""
+    if type(tool) is not dict:
+        return None
+    for kind in ("function", "custom"):
+        inner = tool.get(kind)
+        if type(inner) is dict and type(inner.get("name")) is str:
+            return [inner["name"]]
+    if type(tool.get("name")) is str:
+        return [tool["name"]]
+    declarations = tool.get("functionDeclarations") or tool.get("function_declarations")
+    if type(declarations) is list and all(type(d) is dict and type(d.get("name")) is str
+                                          for d in declarations):
+        return [d["name"] for d in declarations]
+    return None
+
+
+class Tee:
+    """One response's bytes on their way to the topic: decoded, fed, and ended once."""
+
+    __slots__ = ("__weakref__", "_decoder", "_tail", "_terminals", "push", "terminal")
+
+    def __init__(self, push: PushStream, decoder: ContentDecoder | None, wire: str) -> None:
+        self.push = push
+        self._decoder = decoder
+        self._terminals = TERMINALS.get(wire, ())
+        self._tail = b""
+        #: The wire's terminal event has been read.
+        self.terminal = False
+
+    def take(self, raw: bytes) -> None:
+        """A slice the client read."""
+        if self.push.closed:
+            return
+        try:
+            data = raw if self._decoder is None else self._decoder.decode(raw)
+        except DecodingError as exc:
+            log.warning("request %s: the tee cannot decode the body: %s",
+                        self.push.meta.request_id, exc)
+            self.push.close(END_ERROR)
+            return
+        if data:
+            self.push.feed(data)
+            if not self.terminal:
+                seen = self._tail + data
+                self.terminal = any(t in seen for t in self._terminals)
+                self._tail = seen[-_OVERLAP:]
+
+    def end(self) -> None:
+        """The client read the body to its end."""
+        if self.push.closed:
+            return
+        if self._decoder is not None:
+            try:
+                self.take_decoded(self._decoder.flush())
+            except DecodingError as exc:
+                log.warning("request %s: the body ended inside its coding: %s",
+                            self.push.meta.request_id, exc)
+                self.push.close(END_ERROR)
+                return
+        self.push.close(END_EOF)
+
+    def take_decoded(self, data: bytes) -> None:
+        if data:
+            self.push.feed(data)
+
+    def fail(self) -> None:
+        """Reading the body raised."""
+        self.push.close(END_ERROR)
+
+    def closed(self) -> None:
+        """The client closed the response (or dropped it): the end if the terminal event
+        came, a cancellation otherwise."""
+        self.push.close(END_EOF if self.terminal else END_CANCELLED)
+
+
+class _TeeStream:
+    """The byte stream the client reads: the inner stream's slices, each teed first."""
+
+    def __init__(self, inner: Any, tee: Tee) -> None:
+        self._inner = inner
+        self._tee = tee
+        self._iterator: AsyncIterator[bytes] | None = None
+        self._closed = False
+        # A response dropped unread still ends its stream.
+        weakref.finalize(self, tee.closed)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        # A second iteration (openai's drain) goes on with the same body.
+        if self._iterator is None:
+            self._iterator = self._inner.__aiter__()
+        iterator = self._iterator
+        try:
+            while True:
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
+                _safely(self._tee, self._tee.take, chunk)
+                yield chunk
+        except Exception:
+            _safely(self._tee, self._tee.fail)
+            raise
+        _safely(self._tee, self._tee.end)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        _safely(self._tee, self._tee.closed)
+        await self._inner.aclose()
+
+
+def _safely(tee: Tee, step: Callable[..., None], *args: Any) -> None:
+    """Run a step of the tee; a fault of the tee ends its stream, never the client's read."""
+    try:
+        step(*args)
+    except Exception:
+        log.exception("request %s: the tee failed; its stream ends with error",
+                      tee.push.meta.request_id)
+        try:
+            tee.push.close(END_ERROR)
+        except Exception:  # nothing more can be done, and the client must not hear of it
+            log.exception("the tee's stream could not be ended")
+
+
+class Httpx2TeeStream(_TeeStream, httpx2.AsyncByteStream):
+    pass
+
+
+class HttpxTeeStream(_TeeStream, httpx.AsyncByteStream):
+    pass
+
+
+class _TeeTransport:
+    """The tee around a client's own transport (see the module docstring)."""
+
+    _stream: ClassVar[type[_TeeStream]]
+
+    def __init__(self, inner: Any, publisher: ChunkPublisher, *, provider: str | None = None,
+                 session_header: str | None = "x-session-id",
+                 session: Callable[[Any], str | None] | None = None) -> None:
+        self._inner = inner
+        self.publisher = publisher
+        self.provider = provider
+        self.session_header = session_header
+        self.session = session
+
+    def meta(self, request: Any, wire: str, content_encoding: str | None) -> RequestMeta:
+        """The chunks' headers of one request: its id (its own header, else a new one: a retry
+        is another request), provider, wire, model and tools, session."""
+        headers = request.headers
+        request_id = next((headers[h] for h in REQUEST_ID_HEADERS if headers.get(h)),
+                          None) or f"tap-{uuid.uuid4().hex}"
+        host = request.url.host
+        try:
+            content = request.content
+        except Exception:  # a streaming request body: not read here
+            content = b""
+        model, tools = request_fields(content)
+        session = (self.session(request) if self.session is not None else None) or (
+            headers.get(self.session_header) if self.session_header else None) or SESSION.get()
+        return RequestMeta(request_id=request_id, session_id=session,
+                           provider=self.provider or PROVIDERS_BY_HOST.get(host, host),
+                           model=model, declared_tools=tools, wire=wire,
+                           content_encoding=content_encoding)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        response = await self._inner.handle_async_request(request)
+        try:
+            wire = wire_of(request.url.path)
+            if (wire is None or not 200 <= response.status_code < 300
+                    or not response.headers.get("content-type", "").startswith(
+                        "text/event-stream")):
+                return response
+            coding = response.headers.get("content-encoding")
+            decoder = decoder_for(coding)
+            meta = self.meta(request, wire, None if decoder is not None else coding)
+            tee = Tee(self.publisher.open_stream(meta), decoder, wire)
+            response.stream = self._stream(response.stream, tee)
+        except Exception:
+            log.exception("the tee could not open a stream for a response; it is not "
+                          "published")
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class Httpx2TeeTransport(_TeeTransport, httpx2.AsyncBaseTransport):
+    """For httpx2 clients: ``httpx2.AsyncClient(transport=Httpx2TeeTransport(
+    httpx2.AsyncHTTPTransport(), publisher))``."""
+
+    _stream = Httpx2TeeStream
+
+
+class HttpxTeeTransport(_TeeTransport, httpx.AsyncBaseTransport):
+    """For httpx clients: ``httpx.AsyncClient(transport=HttpxTeeTransport(
+    httpx.AsyncHTTPTransport(), publisher))``."""
+
+    _stream = HttpxTeeStream
