@@ -23,7 +23,8 @@ import brotli
 import zstandard
 
 COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
-    "gzip": gzip.compress,
+    # mtime 0: the same bytes on every call (gzip stamps the time of day in its header).
+    "gzip": lambda data: gzip.compress(data, mtime=0),
     "deflate": zlib.compress,
     "br": brotli.compress,
     "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
