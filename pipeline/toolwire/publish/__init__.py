@@ -8,6 +8,7 @@ lines the tests already draw, each with its own invariant:
 - :mod:`._coalescing`: joining a stream's slices into fewer messages, same bytes, same order;
 - :mod:`._publisher`: :class:`ChunkPublisher`, a body to the topic as the input contract says;
 - :mod:`._push`: :class:`PushStream`, a body pushed by a caller that must never wait;
+- :mod:`._thread`: :class:`PublisherThread`, a publisher on a loop of its own, for sync callers;
 - :mod:`._captures`: captured bodies published through that same path.
 
 What goes on the wire (key, headers, end markers) is not decided here:
@@ -36,6 +37,7 @@ from toolwire.publish._push import (
     PushStream,
 )
 from toolwire.publish._slicing import split_events, split_fixed
+from toolwire.publish._thread import PublisherThread
 from toolwire.stream.messages import END_CANCELLED, END_EOF, END_ERROR, RequestMeta
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "CoalescingClock",
     "PublishError",
     "PublishReport",
+    "PublisherThread",
     "PushStats",
     "PushStream",
     "RequestMeta",

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -252,6 +253,9 @@ class ChunkPublisher:
         #: Pushed streams by outcome (see :class:`PushStats`).
         self.push_stats = PushStats()
         self._pushed: set[PushStream] = set()
+        #: The loop the publisher was started in, where its pushed streams are sent from.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
         if clock is not None and not (callable(getattr(clock, "time", None))
                                       and callable(getattr(clock, "call_at", None))):
             raise TypeError(f"clock must have time() and call_at(when, callback) like an "
@@ -297,6 +301,8 @@ class ChunkPublisher:
         Both checks happen here so that a wrong address or topic fails at once with a message
         instead of as a timeout on the first chunk of a live stream.
         """
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         if self._owned and self._producer is None:
             producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, **self._options)
             try:
@@ -392,14 +398,26 @@ class ChunkPublisher:
 
     def open_stream(self, meta: RequestMeta) -> PushStream:
         """A stream to push a body into as it is read, for a caller that must never wait on
-        Kafka (a tee inside a client: see :class:`PushStream`). Call it in the publisher's
-        event loop, once it is started; ``feed`` and ``close`` may then come from any
-        thread."""
+        Kafka (a tee inside a client: see :class:`PushStream`). Call it once the publisher is
+        started, from any thread (a sync client's tee calls it from the client's thread: see
+        :class:`PublisherThread`); ``feed`` and ``close`` may then come from any thread too.
+
+        Raises :class:`PublishError` when the publisher is not running: the caller's body
+        cannot be published, and the caller must say so (a tee logs it with the request id).
+        """
+        loop, thread = self._loop, self._loop_thread
+        if loop is None and self._producer is not None:
+            # A borrowed producer used without start(): the caller's loop is its loop.
+            with contextlib.suppress(RuntimeError):
+                loop, thread = asyncio.get_running_loop(), threading.get_ident()
+        if loop is None or self._producer is None or loop.is_closed():
+            raise PublishError(f"request {meta.request_id}: the publisher is not started, "
+                               "so its body cannot be published")
         stream = PushStream(_Stream(meta, self), self._publish, limit=self.push_stream_bytes,
                             budget=self._budget, stats=self.push_stats,
-                            deliver_timeout=self.connect_timeout)
+                            deliver_timeout=self.connect_timeout, loop=loop,
+                            loop_thread=thread, on_settled=self._pushed.discard)
         self._pushed.add(stream)
-        stream.when_settled(self._pushed.discard)
         return stream
 
     async def _publish(self, stream: _Stream, body: AsyncIterator[bytes],

@@ -92,7 +92,7 @@ class Budget:
 
 class PushStream:
     """One body pushed slice by slice; made by
-    :meth:`~toolwire.publish.ChunkPublisher.open_stream` inside the publisher's event loop.
+    :meth:`~toolwire.publish.ChunkPublisher.open_stream`, in any thread.
 
     ``feed(data)`` queues a slice; ``close(end)`` says the body is over (``eof``, or ``error``
     / ``cancelled`` when the caller's read failed or was abandoned) and may be called any
@@ -101,7 +101,9 @@ class PushStream:
     """
 
     def __init__(self, stream: _Stream, publish: Publish, *, limit: int, budget: Budget,
-                 stats: PushStats, deliver_timeout: float) -> None:
+                 stats: PushStats, deliver_timeout: float, loop: asyncio.AbstractEventLoop,
+                 loop_thread: int,
+                 on_settled: Callable[[PushStream], object] | None = None) -> None:
         self.meta: RequestMeta = stream.meta
         self.limit = limit
         self._stream = stream
@@ -114,15 +116,32 @@ class PushStream:
         self._end: str | None = None
         self.overflowed = False
         self.outcome: str | None = None
-        self._loop = asyncio.get_running_loop()
-        self._thread = threading.get_ident()
+        self._loop = loop
+        self._thread = loop_thread
         self.deliver_timeout = deliver_timeout
+        # Events bind to a loop on first use, in the loop: safe to make in any thread.
         self._wake = asyncio.Event()
         #: Set once the stream is over (closed or overflowed): its end is then due.
         self._over = asyncio.Event()
+        self._on_settled = on_settled
+        self._task: asyncio.Task[None] | None = None
+        self._begun = asyncio.Event()
+        stats["opened"] += 1
+        if threading.get_ident() == loop_thread:
+            self._begin(publish)
+        else:
+            # A sync client's thread (or another loop's): the sender starts in the
+            # publisher's loop; what is fed meanwhile waits in the queue. A loop that is
+            # closed raises RuntimeError here, to the caller of open_stream.
+            loop.call_soon_threadsafe(self._begin, publish)
+
+    def _begin(self, publish: Publish) -> None:
         self._task = self._loop.create_task(self._run(publish),
                                             name=f"toolwire-push-{self.meta.request_id}")
-        stats["opened"] += 1
+        if self._on_settled is not None:
+            on_settled = self._on_settled
+            self._task.add_done_callback(lambda _: on_settled(self))
+        self._begun.set()
 
     # -- the caller's side: never blocks, never raises ---------------------------------------
 
@@ -158,12 +177,10 @@ class PushStream:
     def closed(self) -> bool:
         return self._end is not None
 
-    def when_settled(self, callback: Callable[[PushStream], object]) -> None:
-        """Call ``callback(self)`` once the stream is settled."""
-        self._task.add_done_callback(lambda _: callback(self))
-
     async def done(self) -> str:
-        """Wait until the stream is settled; its outcome."""
+        """Wait until the stream is settled; its outcome (in the publisher's loop)."""
+        await self._begun.wait()
+        assert self._task is not None
         await asyncio.shield(self._task)
         assert self.outcome is not None
         return self.outcome

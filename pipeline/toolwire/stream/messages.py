@@ -34,6 +34,9 @@ H_WIRE: Final = "wire"
 #: gzip, deflate, br and zstd before it publishes): absent, empty or ``identity`` for a
 #: decoded body, the only kind a worker assembles.
 H_CONTENT_ENCODING: Final = "content-encoding"
+#: The W3C trace context of the request the body answers, as the client sent it (a tap keeps
+#: it so that a trace can follow a response from the client to the worker and past it).
+H_TRACEPARENT: Final = "traceparent"
 #: On the last message of a request: ``eof``, ``error`` or ``cancelled``.
 H_END: Final = "end-of-stream"
 #: Operator and sweeper messages travel in the input topic, in order with the chunks they
@@ -98,6 +101,8 @@ class RequestMeta:
     #: could not decode it, so that the worker dead-letters the body naming the coding
     #: instead of reading compressed bytes as SSE.
     content_encoding: str | None = None
+    #: The request's ``traceparent`` header, as the client sent it (a tap sets it).
+    traceparent: str | None = None
 
     def __post_init__(self) -> None:
         # The processor dead-letters a message without a request id; better to refuse it here,
@@ -145,6 +150,8 @@ class RequestMeta:
             out.append((H_WIRE, self.wire.encode()))
         if self.content_encoding is not None:
             out.append((H_CONTENT_ENCODING, self.content_encoding.encode()))
+        if self.traceparent is not None:
+            out.append((H_TRACEPARENT, self.traceparent.encode()))
         return out
 
     @cached_property

@@ -31,14 +31,14 @@ import contextvars
 import logging
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Callable
-from typing import Any, ClassVar, Final
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from typing import Any, Final, Protocol
 
 import httpx
 import httpx2
 import orjson
 
-from toolwire.publish import ChunkPublisher, PushStream, RequestMeta
+from toolwire.publish import PushStream, RequestMeta
 from toolwire.stream.messages import END_CANCELLED, END_EOF, END_ERROR
 from toolwire.tap._decoding import ContentDecoder, DecodingError, decoder_for
 
@@ -185,21 +185,33 @@ class Tee:
 
 
 class _TeeStream:
-    """The byte stream the client reads: the inner stream's slices, each teed first."""
+    """What both kinds of tee stream hold: the inner stream, its one iterator, the tee."""
 
     def __init__(self, inner: Any, tee: Tee) -> None:
         self._inner = inner
         self._tee = tee
-        self._iterator: AsyncIterator[bytes] | None = None
+        self._iterator: Any = None
         self._closed = False
         # A response dropped unread still ends its stream.
         weakref.finalize(self, tee.closed)
+
+    def _closing(self) -> bool:
+        """Whether this close is the first (httpx2 cleans up twice); tell the tee if so."""
+        if self._closed:
+            return False
+        self._closed = True
+        _safely(self._tee, self._tee.closed)
+        return True
+
+
+class _AsyncTeeStream(_TeeStream):
+    """The byte stream an async client reads: the inner stream's slices, each teed first."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         # A second iteration (openai's drain) goes on with the same body.
         if self._iterator is None:
             self._iterator = self._inner.__aiter__()
-        iterator = self._iterator
+        iterator: AsyncIterator[bytes] = self._iterator
         try:
             while True:
                 try:
@@ -214,11 +226,30 @@ class _TeeStream:
         _safely(self._tee, self._tee.end)
 
     async def aclose(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        _safely(self._tee, self._tee.closed)
-        await self._inner.aclose()
+        if self._closing():
+            await self._inner.aclose()
+
+
+class _SyncTeeStream(_TeeStream):
+    """The byte stream a sync client reads: the same as :class:`_AsyncTeeStream`, in the
+    client's thread (the pushed stream hands its work to the publisher's loop)."""
+
+    def __iter__(self) -> Iterator[bytes]:
+        if self._iterator is None:
+            self._iterator = iter(self._inner)
+        iterator: Iterator[bytes] = self._iterator
+        try:
+            for chunk in iterator:
+                _safely(self._tee, self._tee.take, chunk)
+                yield chunk
+        except Exception:
+            _safely(self._tee, self._tee.fail)
+            raise
+        _safely(self._tee, self._tee.end)
+
+    def close(self) -> None:
+        if self._closing():
+            self._inner.close()
 
 
 def _safely(tee: Tee, step: Callable[..., None], *args: Any) -> None:
@@ -234,78 +265,169 @@ def _safely(tee: Tee, step: Callable[..., None], *args: Any) -> None:
             log.exception("the tee's stream could not be ended")
 
 
-class Httpx2TeeStream(_TeeStream, httpx2.AsyncByteStream):
+class Httpx2AsyncTeeStream(_AsyncTeeStream, httpx2.AsyncByteStream):
     pass
 
 
-class HttpxTeeStream(_TeeStream, httpx.AsyncByteStream):
+class Httpx2SyncTeeStream(_SyncTeeStream, httpx2.SyncByteStream):
     pass
 
 
-class _TeeTransport:
-    """The tee around a client's own transport (see the module docstring)."""
+class HttpxAsyncTeeStream(_AsyncTeeStream, httpx.AsyncByteStream):
+    pass
 
-    _stream: ClassVar[type[_TeeStream]]
 
-    def __init__(self, inner: Any, publisher: ChunkPublisher, *, provider: str | None = None,
+class HttpxSyncTeeStream(_SyncTeeStream, httpx.SyncByteStream):
+    pass
+
+
+#: The stream class that wraps a response's stream: by library, then by async.
+_STREAMS: Final[dict[tuple[bool, bool], type[_AsyncTeeStream] | type[_SyncTeeStream]]] = {
+    (True, True): Httpx2AsyncTeeStream, (True, False): Httpx2SyncTeeStream,
+    (False, True): HttpxAsyncTeeStream, (False, False): HttpxSyncTeeStream,
+}
+
+
+class StreamOpener(Protocol):
+    """Where a tee pushes: a :class:`~toolwire.publish.ChunkPublisher` (async clients in its
+    loop) or a :class:`~toolwire.publish.PublisherThread` (any client, any thread)."""
+
+    def open_stream(self, meta: RequestMeta) -> PushStream: ...
+
+
+class Tap:
+    """What every tee of one client shares: where it publishes and how it names a request.
+
+    ``provider`` overrides the provider found from the host; the session comes from the
+    ``session`` callback (given the request), else the ``session_header``, else
+    :data:`SESSION`.
+    """
+
+    def __init__(self, publisher: StreamOpener, *, provider: str | None = None,
                  session_header: str | None = "x-session-id",
                  session: Callable[[Any], str | None] | None = None) -> None:
-        self._inner = inner
         self.publisher = publisher
         self.provider = provider
         self.session_header = session_header
         self.session = session
 
-    def meta(self, request: Any, wire: str, content_encoding: str | None) -> RequestMeta:
+    def meta(self, request: Any, headers: Mapping[str, str], host: str, content: bytes,
+             wire: str, content_encoding: str | None) -> RequestMeta:
         """The chunks' headers of one request: its id (its own header, else a new one: a retry
-        is another request), provider, wire, model and tools, session."""
-        headers = request.headers
+        is another request), provider, wire, model and tools, session, trace context."""
         request_id = next((headers[h] for h in REQUEST_ID_HEADERS if headers.get(h)),
                           None) or f"tap-{uuid.uuid4().hex}"
-        host = request.url.host
-        try:
-            content = request.content
-        except Exception:  # a streaming request body: not read here
-            content = b""
         model, tools = request_fields(content)
         session = (self.session(request) if self.session is not None else None) or (
             headers.get(self.session_header) if self.session_header else None) or SESSION.get()
         return RequestMeta(request_id=request_id, session_id=session,
                            provider=self.provider or PROVIDERS_BY_HOST.get(host, host),
                            model=model, declared_tools=tools, wire=wire,
-                           content_encoding=content_encoding)
+                           content_encoding=content_encoding,
+                           traceparent=headers.get("traceparent") or None)
+
+    def open(self, request: Any, headers: Mapping[str, str], host: str, path: str,
+             content: bytes, status: int, response_headers: Mapping[str, str]) -> Tee | None:
+        """The tee of one response, or ``None`` for a response that is not published (not a
+        2xx ``text/event-stream`` answer on a streaming path). Raises what opening raised:
+        the caller logs it and lets the response pass."""
+        wire = wire_of(path)
+        if (wire is None or not 200 <= status < 300
+                or not response_headers.get("content-type", "").startswith("text/event-stream")):
+            return None
+        coding = response_headers.get("content-encoding")
+        decoder = decoder_for(coding)
+        meta = self.meta(request, headers, host, content, wire,
+                         None if decoder is not None else coding)
+        return Tee(self.publisher.open_stream(meta), decoder, wire)
+
+    def wrap(self, request: Any, response: Any, is_async: bool) -> None:
+        """Tee an httpx or httpx2 response: replace its stream with a tee of it, when it is
+        one to publish. Never raises: a response the tee cannot open passes unpublished."""
+        try:
+            try:
+                content = request.content
+            except Exception:  # a streaming request body: not read here
+                content = b""
+            tee = self.open(request, request.headers, request.url.host, request.url.path,
+                            content, response.status_code, response.headers)
+            if tee is not None:
+                kind = _STREAMS[(isinstance(response, httpx2.Response), is_async)]
+                response.stream = kind(response.stream, tee)
+        except Exception as exc:
+            log.warning("request %s: the tee could not open a stream for the response, which "
+                        "is not published: %s", _request_id(request), exc)
+
+
+def _request_id(request: Any) -> str:
+    try:
+        headers = request.headers
+        return next((headers[h] for h in REQUEST_ID_HEADERS if headers.get(h)), "(no id)")
+    except Exception:
+        return "(no id)"
+
+
+class _TeeTransport:
+    """The tee around a client's own transport, sync or async (see the module docstring)."""
+
+    def __init__(self, inner: Any, publisher: StreamOpener, *, provider: str | None = None,
+                 session_header: str | None = "x-session-id",
+                 session: Callable[[Any], str | None] | None = None) -> None:
+        self._inner = inner
+        self.tap = Tap(publisher, provider=provider, session_header=session_header,
+                       session=session)
+
+    def handle_request(self, request: Any) -> Any:
+        response = self._inner.handle_request(request)
+        self.tap.wrap(request, response, is_async=False)
+        return response
 
     async def handle_async_request(self, request: Any) -> Any:
         response = await self._inner.handle_async_request(request)
-        try:
-            wire = wire_of(request.url.path)
-            if (wire is None or not 200 <= response.status_code < 300
-                    or not response.headers.get("content-type", "").startswith(
-                        "text/event-stream")):
-                return response
-            coding = response.headers.get("content-encoding")
-            decoder = decoder_for(coding)
-            meta = self.meta(request, wire, None if decoder is not None else coding)
-            tee = Tee(self.publisher.open_stream(meta), decoder, wire)
-            response.stream = self._stream(response.stream, tee)
-        except Exception:
-            log.exception("the tee could not open a stream for a response; it is not "
-                          "published")
+        self.tap.wrap(request, response, is_async=True)
         return response
+
+    def close(self) -> None:
+        self._inner.close()
 
     async def aclose(self) -> None:
         await self._inner.aclose()
 
 
-class Httpx2TeeTransport(_TeeTransport, httpx2.AsyncBaseTransport):
-    """For httpx2 clients: ``httpx2.AsyncClient(transport=Httpx2TeeTransport(
-    httpx2.AsyncHTTPTransport(), publisher))``."""
+class Httpx2TeeTransport(_TeeTransport, httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """For httpx2 clients (openai, anthropic, google-genai, mistralai), around the client's
+    own transport: ``httpx2.AsyncClient(transport=Httpx2TeeTransport(
+    httpx2.AsyncHTTPTransport(), publisher))``, or ``httpx2.HTTPTransport()`` for a sync
+    client (then with a :class:`~toolwire.publish.PublisherThread`)."""
 
-    _stream = Httpx2TeeStream
+
+class HttpxTeeTransport(_TeeTransport, httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """For httpx clients (LiteLLM, groq, cohere): as :class:`Httpx2TeeTransport`, with
+    ``httpx.AsyncHTTPTransport()`` or ``httpx.HTTPTransport()`` inside."""
 
 
-class HttpxTeeTransport(_TeeTransport, httpx.AsyncBaseTransport):
-    """For httpx clients: ``httpx.AsyncClient(transport=HttpxTeeTransport(
-    httpx.AsyncHTTPTransport(), publisher))``."""
+class TeeHook:
+    """The tee as a response event hook, for httpx2 and httpx clients, sync and async:
+    ``httpx2.AsyncClient(event_hooks={"response": [TeeHook(publisher)]})``.
 
-    _stream = HttpxTeeStream
+    Use it where a client's transport should stay the client's own: an explicit
+    ``transport=`` drops the mounts a client makes for its environment's proxies, and some
+    SDKs build their own transport. The hook runs after the client bound the response's
+    stream and before any read, and replaces ``response.stream`` with a tee of it. For an
+    async client its call returns an awaitable (done at once), for a sync client nothing.
+    """
+
+    def __init__(self, publisher: StreamOpener, *, provider: str | None = None,
+                 session_header: str | None = "x-session-id",
+                 session: Callable[[Any], str | None] | None = None) -> None:
+        self.tap = Tap(publisher, provider=provider, session_header=session_header,
+                       session=session)
+
+    def __call__(self, response: Any) -> Awaitable[None] | None:
+        is_async = isinstance(response.stream, (httpx2.AsyncByteStream, httpx.AsyncByteStream))
+        self.tap.wrap(response.request, response, is_async)
+        return _done() if is_async else None
+
+
+async def _done() -> None:
+    return None
