@@ -79,7 +79,7 @@ def test_assemble_prints_one_json_line_unless_asked_to_indent() -> None:
 
 def test_every_command_has_help_and_shares_the_exit_codes() -> None:
     for command in ("assemble", "worker", "publish", "consume", "dlq", "topics", "broker",
-                    "demo"):
+                    "demo", "tap"):
         done = toolwire(command, "--help")
         assert done.returncode == 0, command
         assert b"usage: toolwire " + command.encode() in done.stdout

@@ -23,12 +23,13 @@ from toolwire.cli import (
     dlq,
     publish,
     status,
+    tap,
     topics,
     worker,
 )
 from toolwire.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CommandError, Handler
 
-COMMANDS = (assemble, worker, publish, consume, status, dlq, topics, broker, demo)
+COMMANDS = (assemble, worker, publish, consume, status, dlq, topics, broker, demo, tap)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -200,7 +200,7 @@ class _TeeStream:
         if self._closed:
             return False
         self._closed = True
-        _safely(self._tee, self._tee.closed)
+        safely(self._tee, self._tee.closed)
         return True
 
 
@@ -218,12 +218,12 @@ class _AsyncTeeStream(_TeeStream):
                     chunk = await iterator.__anext__()
                 except StopAsyncIteration:
                     break
-                _safely(self._tee, self._tee.take, chunk)
+                safely(self._tee, self._tee.take, chunk)
                 yield chunk
         except Exception:
-            _safely(self._tee, self._tee.fail)
+            safely(self._tee, self._tee.fail)
             raise
-        _safely(self._tee, self._tee.end)
+        safely(self._tee, self._tee.end)
 
     async def aclose(self) -> None:
         if self._closing():
@@ -240,19 +240,19 @@ class _SyncTeeStream(_TeeStream):
         iterator: Iterator[bytes] = self._iterator
         try:
             for chunk in iterator:
-                _safely(self._tee, self._tee.take, chunk)
+                safely(self._tee, self._tee.take, chunk)
                 yield chunk
         except Exception:
-            _safely(self._tee, self._tee.fail)
+            safely(self._tee, self._tee.fail)
             raise
-        _safely(self._tee, self._tee.end)
+        safely(self._tee, self._tee.end)
 
     def close(self) -> None:
         if self._closing():
             self._inner.close()
 
 
-def _safely(tee: Tee, step: Callable[..., None], *args: Any) -> None:
+def safely(tee: Tee, step: Callable[..., None], *args: Any) -> None:
     """Run a step of the tee; a fault of the tee ends its stream, never the client's read."""
     try:
         step(*args)
