@@ -16,6 +16,7 @@ import openai
 import pytest
 
 from tests.app.support import Deployment, collect, running
+from tests.tap.h2server import serving_h2
 from tests.tap.server import Stream, serving
 from toolwire.core import Options, assemble
 from toolwire.publish import COMPLETED, ChunkPublisher
@@ -32,6 +33,20 @@ TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "ob
 
 def comparable_calls(calls: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return [(c["id"], c["name"], c["arguments"]) for c in calls]
+
+
+async def sdk_calls(chunks: Any) -> list[tuple[str, str, str]]:
+    """The calls as openai's parsed chunks give them, assembled by index."""
+    calls: dict[int, dict[str, str]] = {}
+    async for chunk in chunks:
+        for choice in chunk.choices:
+            for tc in choice.delta.tool_calls or []:
+                call = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] = tc.id or call["id"]
+                if tc.function is not None:
+                    call["name"] = tc.function.name or call["name"]
+                    call["arguments"] += tc.function.arguments or ""
+    return comparable_calls([calls[i] for i in sorted(calls)])
 
 
 @pytest.fixture(scope="module")
@@ -64,26 +79,16 @@ def test_openai_through_the_httpx2_tee_gets_the_calls_the_worker_assembles(
             chunks = await client.chat.completions.create(
                 model="deepseek-chat", messages=[{"role": "user", "content": "hi"}],
                 tools=TOOLS, stream=True, extra_headers={"x-request-id": request_id})
-            calls: dict[int, dict[str, str]] = {}
-            async for chunk in chunks:
-                for choice in chunk.choices:
-                    for tc in choice.delta.tool_calls or []:
-                        call = calls.setdefault(tc.index, {"id": "", "name": "",
-                                                           "arguments": ""})
-                        call["id"] = tc.id or call["id"]
-                        if tc.function is not None:
-                            call["name"] = tc.function.name or call["name"]
-                            call["arguments"] += tc.function.arguments or ""
+            calls = await sdk_calls(chunks)
             await client.close()
             # The stream may be settled already (then it left the publisher's open set).
             outcome = COMPLETED
             for pushed in list(publisher._pushed):
                 outcome = await pushed.done()
-            return (comparable_calls([calls[i] for i in sorted(calls)]), outcome,
-                    dict(publisher.push_stats))
+            return calls, outcome, dict(publisher.push_stats)
 
     with serving(stream) as url:
-        sdk_calls, outcome, stats = asyncio.run(run(url))
+        parsed, outcome, stats = asyncio.run(run(url))
     assert outcome == COMPLETED and stats.get(COMPLETED) == 1
     (seen_path, seen_headers), = stream.seen
     assert seen_path == "/v1/chat/completions"
@@ -99,7 +104,7 @@ def test_openai_through_the_httpx2_tee_gets_the_calls_the_worker_assembles(
     assert record["session_id"] == f"session-{coding}"
     assert (record["provider"], record["model"]) == ("127.0.0.1", "deepseek-chat")
     assert comparable_calls(record["tool_calls"]) == comparable_calls(offline["tool_calls"])
-    assert comparable_calls(record["tool_calls"]) == sdk_calls
+    assert comparable_calls(record["tool_calls"]) == parsed
     assert worker.errors() == []
 
 
@@ -152,4 +157,39 @@ def test_a_raw_httpx_client_sees_the_bytes_unchanged_and_an_early_close_is_cance
     assert by_request["tap-httpx-whole"]["session_id"] == "s-whole"
     assert by_request["tap-httpx-half"]["reason"] == "stream_closed"
     assert "'cancelled'" in by_request["tap-httpx-half"]["detail"]
+    assert worker.errors() == []
+
+
+@pytest.mark.timeout(180)
+def test_openai_over_http2_closes_before_eof_and_the_tee_still_says_eof(
+        deployment: Any) -> None:
+    """On HTTP/2 openai's async client closes the stream after [DONE] without reading to its
+    end: the terminal event read, that close is the end (``eof``), and the record is
+    assembled, the same calls as the SDK's."""
+    dep, worker = deployment
+    stream = Stream(CHAT, coding="gzip", piece=47)
+
+    async def run(url: str) -> tuple[list[tuple[str, str, str]], dict[str, int]]:
+        async with ChunkPublisher(dep.bootstrap, dep.chunks) as publisher:
+            transport = Httpx2TeeTransport(
+                httpx2.AsyncHTTPTransport(http1=False, http2=True), publisher)
+            client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="test-key",
+                                        max_retries=0,
+                                        http_client=httpx2.AsyncClient(transport=transport))
+            chunks = await client.chat.completions.create(
+                model="deepseek-chat", messages=[{"role": "user", "content": "hi"}],
+                tools=TOOLS, stream=True, extra_headers={"x-request-id": "tap-openai-h2"})
+            calls = await sdk_calls(chunks)
+            await client.close()
+            for pushed in list(publisher._pushed):
+                await pushed.done()
+            return calls, dict(publisher.push_stats)
+
+    with serving_h2(stream) as url:
+        calls, stats = asyncio.run(run(url))
+    assert stream.seen[0][1][":version"] == "2"
+    assert stats.get(COMPLETED) == 1, stats
+    record = next(r for r in records_of(dep, 1) if r["request_id"] == "tap-openai-h2")
+    assert record["outcome"] == "assembled", (record.get("reason"), record.get("detail"))
+    assert comparable_calls(record["tool_calls"]) == calls
     assert worker.errors() == []
