@@ -3,9 +3,10 @@ tap's tests read through real sockets, never a mock transport.
 
 Each ``POST``/``GET`` is answered with the body it was set up with, compressed with the coding
 it was given (``Content-Encoding``), sent with ``Transfer-Encoding: chunked`` in pieces of
-``piece`` bytes, flushed one by one, optionally ``pause`` seconds apart. It serves one request
-at a time per connection, binds 127.0.0.1 only, and stops (by its own thread) when the context
-manager exits.
+``piece`` bytes (or in the pieces ``split`` cuts the sent bytes into: e.g. one SSE event a
+write, as a server flushing event by event sends), flushed one by one, optionally ``pause``
+seconds apart. It serves one request at a time per connection, binds 127.0.0.1 only, and
+stops (by its own thread) when the context manager exits.
 """
 
 from __future__ import annotations
@@ -43,9 +44,20 @@ class Stream:
     content_type: str = "text/event-stream"
     #: Request paths and headers seen, in order.
     seen: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    #: Cuts the sent bytes into the pieces to write (in place of ``piece``-byte pieces); the
+    #: pieces must join to the bytes given.
+    split: Callable[[bytes], list[bytes]] | None = None
 
     def wire_bytes(self) -> bytes:
         return self.body if self.coding is None else COMPRESSORS[self.coding](self.body)
+
+    def pieces(self) -> list[bytes]:
+        data = self.wire_bytes()
+        if self.split is not None:
+            pieces = self.split(data)
+            assert b"".join(pieces) == data, "split must keep every byte, in order"
+            return [p for p in pieces if p]
+        return [data[i:i + self.piece] for i in range(0, len(data), self.piece)]
 
 
 @contextmanager
@@ -63,15 +75,14 @@ def serving(stream: Stream) -> Iterator[str]:
             if length:
                 self.rfile.read(length)
             stream.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
-            data = stream.wire_bytes()
+            pieces = stream.pieces()
             self.send_response(stream.status)
             self.send_header("content-type", stream.content_type)
             self.send_header("transfer-encoding", "chunked")
             if stream.coding is not None:
                 self.send_header("content-encoding", stream.coding)
             self.end_headers()
-            for i in range(0, len(data), stream.piece):
-                piece = data[i:i + stream.piece]
+            for piece in pieces:
                 self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
                 self.wfile.flush()
                 if stream.pause:

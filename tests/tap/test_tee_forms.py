@@ -180,3 +180,35 @@ def test_an_opener_that_fails_lets_the_response_pass_and_says_so(
         response = client.post(f"{url}/v1/chat/completions", headers=HEADERS)
     assert response.content == BODY
     assert "r-forms" in caplog.text and "not published" in caplog.text
+
+
+ANTHROPIC_END = (b'event: message_delta\ndata: {"type":"message_delta","delta":'
+                 b'{"stop_reason":"tool_use"}}\n\n'
+                 b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+
+
+@pytest.mark.parametrize(("pause", "end"), [(0.005, END_EOF), (0.4, END_CANCELLED)])
+def test_a_close_after_the_finish_drains_briefly_to_the_terminal_event(
+        pause: float, end: str) -> None:
+    """LiteLLM's Anthropic handler closes once ``message_delta`` said how the body finishes:
+    the async tee reads on for at most 0.1 s to reach ``message_stop`` (``eof``); a terminal
+    event later than that leaves the close a cancel."""
+    recorder = Recorder()
+    body = b"".join(EVENTS) + ANTHROPIC_END
+
+    async def read(url: str) -> None:
+        async with async_client("transport", "httpx", recorder) as client, client.stream(
+                "POST", f"{url}/v1/messages", content=b"{}") as response:
+            seen = b""
+            async for piece in response.aiter_raw():
+                seen += piece
+                if b"message_delta" in seen:
+                    break
+
+    cut = len(body) - len(ANTHROPIC_END) + ANTHROPIC_END.index(b"event: message_stop")
+    # message_delta ends one write, message_stop is the next, ``pause`` later.
+    with serving(Stream(body, pause=pause, split=lambda data: [data[:cut], data[cut:]])) as url:
+        asyncio.run(read(url))
+    (pushed,) = recorder.streams
+    assert pushed.end == end
+    assert (b"message_stop" in pushed.data) == (end == END_EOF)

@@ -313,8 +313,8 @@ class Processor:
         if end != "eof" and asm.failure is None and not asm.end():
             return self.finish(live, dead_letter(
                 asm, live.provenance, "stream_closed",
-                closed_detail(asm, f"the gateway ended the body with {end!r} before "
-                                   "data: [DONE]")))
+                closed_detail(asm, f"the gateway ended the {asm.wire.name} body with "
+                                   f"{end!r} before its end event")))
         return self.finish(live, self.decide(live))
 
     def _options(self, provider: str | None, wire: str,

@@ -27,6 +27,7 @@ tee itself is logged and ends its pushed stream with ``error``; the client never
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import uuid
@@ -69,6 +70,16 @@ TERMINALS: Final[dict[str, tuple[bytes, ...]]] = {
                          b'"response.failed"'),
     "gemini": (b'"finishReason"',),
 }
+#: What a body holds once its wire said how it finishes, while its terminal event may still
+#: be on the way: a client that closes then (LiteLLM's native Anthropic handler stops after
+#: ``message_delta``, before ``message_stop``) gets the rest drained, briefly (below).
+FINISHING: Final[dict[str, tuple[bytes, ...]]] = {
+    "anthropic-messages": (b'"message_delta"',),
+}
+#: How long, and how many bytes, an async tee reads on after its client closed a body whose
+#: wire had said it finishes, to reach the terminal event (openai drains 0.1 s itself).
+DRAIN_SECONDS: Final = 0.1
+DRAIN_BYTES: Final = 64 * 1024
 #: The bytes kept from the end of one slice, so that a terminal cut across two is seen.
 _OVERLAP: Final = 32
 
@@ -128,15 +139,19 @@ def _tool_names(tool: object) -> list[str] | None:
 class Tee:
     """One response's bytes on their way to the topic: decoded, fed, and ended once."""
 
-    __slots__ = ("__weakref__", "_decoder", "_tail", "_terminals", "push", "terminal")
+    __slots__ = ("__weakref__", "_decoder", "_finishing", "_tail", "_terminals", "finishing",
+                 "push", "terminal")
 
     def __init__(self, push: PushStream, decoder: ContentDecoder | None, wire: str) -> None:
         self.push = push
         self._decoder = decoder
         self._terminals = TERMINALS.get(wire, ())
+        self._finishing = FINISHING.get(wire, ())
         self._tail = b""
         #: The wire's terminal event has been read.
         self.terminal = False
+        #: The wire said how the body finishes; its terminal event may be close behind.
+        self.finishing = False
 
     def take(self, raw: bytes) -> None:
         """A slice the client read."""
@@ -154,6 +169,7 @@ class Tee:
             if not self.terminal:
                 seen = self._tail + data
                 self.terminal = any(t in seen for t in self._terminals)
+                self.finishing = self.finishing or any(f in seen for f in self._finishing)
                 self._tail = seen[-_OVERLAP:]
 
     def end(self) -> None:
@@ -226,8 +242,29 @@ class _AsyncTeeStream(_TeeStream):
         safely(self._tee, self._tee.end)
 
     async def aclose(self) -> None:
+        if not self._closed and self._tee.finishing and not self._tee.terminal:
+            await self._drain()
         if self._closing():
             await self._inner.aclose()
+
+    async def _drain(self) -> None:
+        """Read on, within :data:`DRAIN_SECONDS` and :data:`DRAIN_BYTES`, to the terminal
+        event of a body whose client closed it once it knew how it finishes; read to its end,
+        the body ends ``eof`` as if the client had read it all."""
+        if self._iterator is None:
+            self._iterator = self._inner.__aiter__()
+        iterator: AsyncIterator[bytes] = self._iterator
+        drained = 0
+        try:
+            async with asyncio.timeout(DRAIN_SECONDS):
+                while not self._tee.terminal and drained < DRAIN_BYTES:
+                    chunk = await iterator.__anext__()
+                    drained += len(chunk)
+                    safely(self._tee, self._tee.take, chunk)
+        except StopAsyncIteration:
+            safely(self._tee, self._tee.end)
+        except Exception:  # a timeout or a failed read: the close decides, as without it
+            pass
 
 
 class _SyncTeeStream(_TeeStream):
