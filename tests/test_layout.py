@@ -37,7 +37,7 @@ def test_every_module_is_listed() -> None:
 
 #: The module of each step, as the README's "How it works" draws them.
 STEPS = {
-    "frame": "toolwire.core.framing",
+    "frame": "toolwire.core.framing.sse",
     "wire": "toolwire.core.wires.chat_completions",
     "assemble": "toolwire.core.assembly",
     "decide": "toolwire.core.decide",

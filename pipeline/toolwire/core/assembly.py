@@ -22,7 +22,7 @@ import orjson
 
 from toolwire.core.completeness import Completeness
 from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize, malformed
-from toolwire.core.framing import Framer, LineOversize
+from toolwire.core.framing import EventFramer, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import ServerCall
@@ -197,7 +197,7 @@ class Assembler:
         #: Read on every slice, so that a wire may hand over to another (``auto``).
         self.wire: Wire = (resolve_wire(wire) if type(wire) is str or not isinstance(wire, Wire)
                            else wire)
-        self.framer = Framer(self.limits.max_line_bytes, names=self.wire.reads_event_names)
+        self.framer: EventFramer = self.wire.new_framer(self.limits)
         self.choices: dict[int, Choice] = {}
         self.calls: dict[tuple[int, int], Call] = {}
         #: Calls the provider ran itself (Anthropic ``server_tool_use``, Responses

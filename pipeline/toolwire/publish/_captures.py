@@ -95,7 +95,8 @@ async def publish_loaded(
                               security=security, coalesce_ms=coalesce_ms,
                               coalesce_bytes=coalesce_bytes) as publisher:
         for meta, (_, body) in zip(metas, loaded, strict=True):
-            pieces = split_events(body) if slice_size is None else split_fixed(body, slice_size)
+            pieces = (split_events(body, meta.wire) if slice_size is None
+                      else split_fixed(body, slice_size))
             report = await publisher.publish_stream(meta, _iterate(pieces), end=end)
             reports.append(report)
             if progress is not None:

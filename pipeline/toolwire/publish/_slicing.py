@@ -9,48 +9,26 @@ pipeline as the very bytes the provider sent (CR, CRLF or LF line ends, a BOM, b
 
 from __future__ import annotations
 
+from toolwire.core.framing import EventFramer, Framer
+from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
 
-def split_events(body: bytes) -> list[bytes]:
-    """Cut ``body`` after each SSE event's blank line, losing and changing nothing.
 
-    Replaying a capture one event per message reproduces what a server flushing event by
-    event sends, so ``b"".join(split_events(body)) == body`` must hold exactly: the pipeline
-    sees the very bytes of the capture, with CR, CRLF or LF line ends, a BOM and any bytes after
-    ``[DONE]`` left as they are.
+def split_events(body: bytes, wire: str = DEFAULT_WIRE) -> list[bytes]:
+    """Cut ``body`` after each of its events, losing and changing nothing, where the framing
+    of ``wire`` says its events end (SSE: after each event's blank line; NDJSON: after each
+    line): a replay one event per message is what a server flushing event by event sends.
 
-    A piece starts at the first line of an event; extra blank lines (which dispatch nothing)
-    stay with the event before them, and blank lines at the very start with the first event,
-    so that no message carries only blank lines. Whatever trails without a closing blank
-    line is the last piece. ``\\r\\n`` is one line end, so no cut falls between ``\\r`` and
-    ``\\n``.
+    ``b"".join(split_events(body)) == body`` holds exactly: the pipeline sees the very bytes
+    of the capture, with CR, CRLF or LF line ends, a BOM and any bytes after the end left as
+    they are (see :meth:`toolwire.core.framing.EventFramer.split`).
     """
-    pieces: list[bytes] = []
-    start = 0
-    pos = 0  # where the current line starts
-    n = len(body)
-    seen_content = False
-    prev_blank = False
-    while pos < n:
-        cr = body.find(b"\r", pos)
-        lf = body.find(b"\n", pos)
-        if cr < 0 and lf < 0:
-            eol = end = n  # an unterminated last line
-        elif cr < 0 or 0 <= lf < cr:
-            eol, end = lf, lf + 1
-        else:
-            eol = cr
-            end = cr + 2 if body[cr + 1:cr + 2] == b"\n" else cr + 1
-        blank = eol == pos
-        if not blank:
-            if prev_blank and seen_content:
-                pieces.append(body[start:pos])
-                start = pos
-            seen_content = True
-        prev_blank = blank
-        pos = end
-    if start < n:
-        pieces.append(body[start:])
-    return pieces
+    return framing_of(wire).split(body)
+
+
+def framing_of(wire: str) -> type[EventFramer]:
+    """The framing a wire's bodies are cut by (``auto``: SSE, as ``auto`` reads)."""
+    named = SUPPORTED_WIRES.get(wire)
+    return named.framing if named is not None else Framer
 
 
 def split_fixed(body: bytes, size: int) -> list[bytes]:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Final
 
+from toolwire.core.framing import EventFramer, Framer
+from toolwire.core.limits import Limits
 from toolwire.core.records import Finish
 
 if TYPE_CHECKING:
@@ -105,11 +107,19 @@ class Wire(ABC):
     #: client that forgot ``?alt=sse``): ``auto`` names such a body's wire by it, though the
     #: body is still a ``malformed_chunk`` (see :mod:`toolwire.core.framing`).
     json_framing: ClassVar[str | None] = None
+    #: How the wire's API cuts a body into events (SSE for the four wires of 2025; NDJSON for
+    #: Ollama's): the assembler frames the body through a new one of these per response.
+    framing: ClassVar[type[EventFramer]] = Framer
     #: Whether the wire reads an event's ``event:`` name. Why not always: the wires that
     #: dispatch on the JSON's own ``type`` (the names are optional behind proxies) would pay
     #: for a named object per event, a third of their framing; without names the framer
     #: gives their events as plain data.
     reads_event_names: ClassVar[bool] = False
+
+    @classmethod
+    def new_framer(cls, limits: Limits) -> EventFramer:
+        """The framer one response of this wire is read through."""
+        return cls.framing(limits.max_line_bytes, names=cls.reads_event_names)
 
     @abstractmethod
     def apply(self, asm: Assembler, events: list[bytes]) -> None:

@@ -38,7 +38,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from toolwire.core.errors import MalformedChunk, Oversize
+from toolwire.core.errors import MalformedChunk
+from toolwire.core.framing._base import EventFramer, LineOversize
 
 BOM: Final = b"\xef\xbb\xbf"
 #: The SSE default event type: an ``event:`` line naming it (or naming nothing) is no name.
@@ -75,26 +76,16 @@ def event_name(event: bytes) -> str | None:
     return event.name if type(event) is NamedEvent else None
 
 
-class LineOversize(Oversize):
-    """An SSE line (or one event's data) over the bound, with the events completed before it.
-
-    The wire may have ended the body before the overlong line; the assembler lets it read
-    :attr:`events` first, so the outcome does not depend on where the body was sliced.
-    """
-
-    def __init__(self, detail: str, events: list[bytes]) -> None:
-        super().__init__(detail)
-        self.events = events
-
-
-class Framer:
+class Framer(EventFramer):
     """Turns body slices into SSE events (the joined ``data:`` lines of each, and its name)."""
 
+    name = "sse"
+
     __slots__ = ("_data", "_data_len", "_event", "_head", "_max_line", "_opening", "_skip_lf",
-                 "_tail", "_tail_len", "after_close", "closed", "counting", "json_body",
-                 "names")
+                 "_tail", "_tail_len", "counting")
 
     def __init__(self, max_line_bytes: int, names: bool = True) -> None:
+        super().__init__(max_line_bytes, names)
         self._max_line = max_line_bytes
         #: Whether events keep their ``event:`` names (:class:`NamedEvent`); without, every
         #: event is its plain data (the wire reads no names).
@@ -323,3 +314,50 @@ class Framer:
             return None
         payload = data[0] if len(data) == 1 else b"\n".join(data)
         return payload if self._event is None else NamedEvent(payload, self._event)
+
+    @staticmethod
+    def split(body: bytes) -> list[bytes]:
+        return split_events(body)
+
+
+def split_events(body: bytes) -> list[bytes]:
+    """Cut ``body`` after each SSE event's blank line, losing and changing nothing.
+
+    Replaying a capture one event per message reproduces what a server flushing event by
+    event sends, so ``b"".join(split_events(body)) == body`` must hold exactly: the pipeline
+    sees the very bytes of the capture, with CR, CRLF or LF line ends, a BOM and any bytes after
+    ``[DONE]`` left as they are.
+
+    A piece starts at the first line of an event; extra blank lines (which dispatch nothing)
+    stay with the event before them, and blank lines at the very start with the first event,
+    so that no message carries only blank lines. Whatever trails without a closing blank
+    line is the last piece. ``\\r\\n`` is one line end, so no cut falls between ``\\r`` and
+    ``\\n``.
+    """
+    pieces: list[bytes] = []
+    start = 0
+    pos = 0  # where the current line starts
+    n = len(body)
+    seen_content = False
+    prev_blank = False
+    while pos < n:
+        cr = body.find(b"\r", pos)
+        lf = body.find(b"\n", pos)
+        if cr < 0 and lf < 0:
+            eol = end = n  # an unterminated last line
+        elif cr < 0 or 0 <= lf < cr:
+            eol, end = lf, lf + 1
+        else:
+            eol = cr
+            end = cr + 2 if body[cr + 1:cr + 2] == b"\n" else cr + 1
+        blank = eol == pos
+        if not blank:
+            if prev_blank and seen_content:
+                pieces.append(body[start:pos])
+                start = pos
+            seen_content = True
+        prev_blank = blank
+        pos = end
+    if start < n:
+        pieces.append(body[start:])
+    return pieces

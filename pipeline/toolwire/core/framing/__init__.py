@@ -1,0 +1,26 @@
+"""Framing: a body's bytes, in arbitrary slices, into its wire's events.
+
+Each framing is one module behind one interface (:class:`EventFramer`, in :mod:`._base`), and a
+wire names the one it reads through (:attr:`toolwire.core.wires.Wire.framing`):
+
+- :mod:`.sse`: Server-Sent Events (Chat Completions, Anthropic Messages, OpenAI Responses,
+  Gemini with ``?alt=sse``): :class:`Framer`;
+- :mod:`.ndjson`: one JSON object per line (Ollama's ``/api/chat``): :class:`NDJSONFramer`.
+
+Nothing happens at import.
+"""
+
+from typing import Final
+
+from toolwire.core.framing._base import EventFramer, LineOversize
+from toolwire.core.framing.ndjson import NDJSONFramer
+from toolwire.core.framing.sse import BOM, Framer, NamedEvent, event_name, split_events
+
+#: Every framing by its name.
+SUPPORTED_FRAMINGS: Final[dict[str, type[EventFramer]]] = {
+    Framer.name: Framer,
+    NDJSONFramer.name: NDJSONFramer,
+}
+
+__all__ = ["BOM", "SUPPORTED_FRAMINGS", "EventFramer", "Framer", "LineOversize",
+           "NDJSONFramer", "NamedEvent", "event_name", "split_events"]

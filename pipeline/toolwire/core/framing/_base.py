@@ -1,0 +1,82 @@
+"""What a framer is: the one seam between a body's bytes and its wire's events.
+
+A wire reads events; how its API cuts a body into events (SSE's blank lines, NDJSON's line
+ends) is the framer's, and the wire names its framer (:attr:`toolwire.core.wires.Wire.framing`),
+so the assembler builds whichever the wire reads through and knows none of them.
+
+Every framer keeps the invariant the SSE framer always kept: **the same events however the body
+is sliced** (a slice may end anywhere, inside a line, a CRLF pair or a UTF-8 character), and
+the same bound: an event over ``max_line_bytes`` raises :class:`LineOversize` with the events
+completed before it, whichever slice it arrives in. The cost of a slice is proportional to the
+slice: only the unfinished event is kept between slices.
+
+A framer knows no end sentinel: where a body ends is its wire's decision, which then closes the
+framer (:meth:`EventFramer.close`); what follows is framed only to be counted.
+
+:meth:`EventFramer.split` is the same knowledge, offline: where a body's events end, so that a
+publisher replaying a capture one event per message (``toolwire publish``) cuts it where the
+provider's server would have flushed.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from toolwire.core.errors import Oversize
+
+
+class LineOversize(Oversize):
+    """A line (or one event's data) over the bound, with the events completed before it.
+
+    The wire may have ended the body before the overlong line; the assembler lets it read
+    :attr:`events` first, so the outcome does not depend on where the body was sliced.
+    """
+
+    def __init__(self, detail: str, events: list[bytes]) -> None:
+        super().__init__(detail)
+        self.events = events
+
+
+class EventFramer(ABC):
+    """Turns body slices into the events of one wire's API (see the module docstring)."""
+
+    __slots__ = ("after_close", "closed", "json_body", "names")
+
+    #: The registry name (``sse``, ``ndjson``).
+    name: ClassVar[str]
+
+    def __init__(self, max_line_bytes: int, names: bool = True) -> None:
+        #: Whether events keep their names (SSE's ``event:`` lines); framings without names
+        #: ignore it.
+        self.names = names
+        #: The wire ended the body (:meth:`close`): the rest is not read.
+        self.closed = False
+        #: Events framed after :meth:`close`, counted, never read.
+        self.after_close = 0
+        #: The body's first non-blank character when it is JSON where the framing expects
+        #: none (SSE: ``[`` or ``{``); ``None`` otherwise. Read by ``auto``.
+        self.json_body: str | None = None
+
+    @abstractmethod
+    def feed(self, data: bytes) -> list[bytes]:
+        """The events this slice completes, in order."""
+
+    @abstractmethod
+    def finish(self) -> bytes | None:
+        """The body ended: the data of an event left unterminated, or ``None``. Asking again
+        gives the same answer; the wire decides what it means."""
+
+    @abstractmethod
+    def close(self, count: bool = True) -> None:
+        """End the body here: later input is not read (with ``count``, only counted)."""
+
+    @abstractmethod
+    def pending(self) -> bool:
+        """Whether bytes of an unfinished event are held."""
+
+    @staticmethod
+    @abstractmethod
+    def split(body: bytes) -> list[bytes]:
+        """``body`` cut after each event, losing and changing nothing
+        (``b"".join(split(body)) == body``)."""
