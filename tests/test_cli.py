@@ -100,20 +100,23 @@ def test_assemble_wire_names_the_wire_and_auto_is_the_only_one(tmp_path: Path) -
         assert named.stdout == default.stdout, wire
 
 
+#: The registered wires as an error message lists them (the registry is the one list).
+VALID = ", ".join(repr(name) for name in SUPPORTED_WIRES)
+
+
 def test_assemble_wire_refuses_an_unknown_name_listing_the_valid_ones() -> None:
     for wire in ("openai-realtime", "", "OPENAI-CHAT"):
         done = toolwire("assemble", "-", "--wire", wire, stdin=GOOD)
         assert done.returncode == 2, wire
         assert done.stdout == b""
-        assert (f"argument --wire: unknown wire {wire!r}: expected one of 'openai-chat', "
-                "'anthropic-messages', 'openai-responses', 'gemini', 'auto'").encode(
-                    ) in done.stderr
+        assert (f"argument --wire: unknown wire {wire!r}: expected one of {VALID}, "
+                "'auto'").encode() in done.stderr
 
 
 def test_assemble_help_lists_the_wires() -> None:
     done = toolwire("assemble", "--help")
     assert b"--wire NAME" in done.stdout
-    assert (b"openai-chat, anthropic-messages, openai-responses, gemini, auto (default auto: "
+    assert (", ".join(SUPPORTED_WIRES).encode() + b", auto (default auto: "
             b"told by the body's first event)") in b" ".join(done.stdout.split())
 
 
@@ -132,8 +135,7 @@ def test_assemble_wire_reads_the_body_as_that_wire(tmp_path: Path,
     other = orjson.loads(capsys.readouterr().out)
     assert (other["truncated"], len(other["tool_calls"])) == (False, 1)
     assert cli.main(["assemble", str(capture), "--wire", "nope"]) == 2
-    assert ("expected one of 'openai-chat', 'anthropic-messages', 'openai-responses', "
-            "'gemini', 'test-wire', 'auto'") in capsys.readouterr().err
+    assert f"expected one of {VALID}, 'test-wire', 'auto'" in capsys.readouterr().err
 
 
 #: Writer's one call: finished, but no data: [DONE] (tests/core/corpus).

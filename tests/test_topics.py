@@ -199,11 +199,11 @@ def test_chunk_headers_are_the_ones_the_processor_reads(contracts: dict[Sink, Co
     assert set(chunks.header_names()) == constants - produced_by_toolwire
     assert chunks.header_names() == [H_REQUEST_ID, H_CHUNK_SEQ, H_PROVIDER, H_MODEL,
                                      H_DECLARED_TOOLS, messages.H_WIRE,
-                                     messages.H_CONTENT_ENCODING, H_END, H_CONTROL,
-                                     messages.H_REPLAY_OF]
+                                     messages.H_CONTENT_ENCODING, messages.H_TRACEPARENT,
+                                     H_END, H_CONTROL, messages.H_REPLAY_OF]
     optional = {h.name for h in chunks.headers if not h.required}
-    assert optional == {H_DECLARED_TOOLS, messages.H_WIRE, messages.H_CONTENT_ENCODING, H_END,
-                        H_CONTROL, messages.H_REPLAY_OF}
+    assert optional == {H_DECLARED_TOOLS, messages.H_WIRE, messages.H_CONTENT_ENCODING,
+                        messages.H_TRACEPARENT, H_END, H_CONTROL, messages.H_REPLAY_OF}
 
 
 def test_the_wire_header_is_documented_as_the_processor_reads_it(

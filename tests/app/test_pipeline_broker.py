@@ -32,7 +32,8 @@ from tests.app.support import (
 from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
 from toolwire.core import Provenance, assemble
-from toolwire.core.wires import DEFAULT_WIRE
+from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
+from toolwire.publish import split_events
 from toolwire.stream.messages import H_CHUNK_SEQ, H_CONTROL, H_WIRE, idempotency_key
 from toolwire.stream.state import DoneMarker, decode_response, segment_key
 from toolwire.tools.captures import Capture
@@ -99,7 +100,7 @@ def _through_a_worker(kafka_bootstrap: str, tmp_path: Path, captures: list[Captu
     record exactly once, equal to what ``toolwire assemble`` makes of the whole body."""
     dep = Deployment(kafka_bootstrap, tmp_path, partitions=3)
     asyncio.run(dep.create_topics())
-    cuts = {"events": events, "s7": lambda b: slices(b, 7), "s64": lambda b: slices(b, 64)}
+    cuts = {"s7": lambda b: slices(b, 7), "s64": lambda b: slices(b, 64)}
     streams: list[list[Chunk]] = []
     expected: dict[str, tuple[str, dict[str, Any]]] = {}
     for n, capture in enumerate(captures):
@@ -114,8 +115,10 @@ def _through_a_worker(kafka_bootstrap: str, tmp_path: Path, captures: list[Captu
                        else f"{wire}-{capture.name}-{way}")
             # Few sessions, so requests share partitions; each request its own session, so a
             # dead letter's quarantine holds no other capture.
-            stream = request_chunks(f"{request}-s{n}", request, cuts[way](capture.body),
-                                    tools=tools)
+            # One event a message where the wire's framing says its events end.
+            pieces = (split_events(capture.body, wire) if way == "events"
+                      else cuts[way](capture.body))
+            stream = request_chunks(f"{request}-s{n}", request, pieces, tools=tools)
             if wire != DEFAULT_WIRE:
                 stream = with_header(stream, H_WIRE, wire)
             # The worker synthesizes ids (seeded by the request id) and ends bodies without
@@ -160,10 +163,11 @@ WIRE_CAPTURES = [c for folder in sorted((Path(__file__).parents[1] / "core" /
 
 def test_every_wire_corpus_through_a_worker_yields_what_assemble_does(
         kafka_bootstrap: str, tmp_path: Path) -> None:
-    """Anthropic Messages, OpenAI Responses and Gemini bodies with their wire header, cut per
-    event and in 7-byte slices, interleaved with each other through one worker."""
-    assert {c.options.wire for c in WIRE_CAPTURES} == {
-        "anthropic-messages", "openai-responses", "gemini"}
+    """Anthropic Messages, OpenAI Responses, Gemini and Ollama (NDJSON) bodies with their wire
+    header, cut per event and in 7-byte slices, interleaved with each other through one
+    worker."""
+    # Every wire of the registry but the default (whose corpus is tests/core/corpus) has one.
+    assert {c.options.wire for c in WIRE_CAPTURES} == set(SUPPORTED_WIRES) - {DEFAULT_WIRE}
     _through_a_worker(kafka_bootstrap, tmp_path, WIRE_CAPTURES, ("events", "s7"))
 
 

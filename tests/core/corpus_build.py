@@ -323,15 +323,17 @@ def capture_table(captures: Sequence[Capture]) -> list[str]:
     ]
 
 
-def write_corpus(folder: Path, captures: Sequence[Capture], readme: str) -> None:
-    """Write ``NAME.sse`` byte-exact and ``NAME.json`` for every capture, and the README;
-    delete the files of captures no longer generated, so that the folder is the generator's."""
-    keep = {f"{c.name}{ext}" for c in captures for ext in (".sse", ".json")}
-    for stale in [*folder.glob("*.sse"), *folder.glob("*.json")]:
+def write_corpus(folder: Path, captures: Sequence[Capture], readme: str,
+                 suffix: str = ".sse") -> None:
+    """Write ``NAME.sse`` (or ``NAME`` + ``suffix``: ``.ndjson`` for a wire framed so)
+    byte-exact and ``NAME.json`` for every capture, and the README; delete the files of
+    captures no longer generated, so that the folder is the generator's."""
+    keep = {f"{c.name}{ext}" for c in captures for ext in (suffix, ".json")}
+    for stale in [*folder.glob(f"*{suffix}"), *folder.glob("*.json")]:
         if stale.name not in keep:
             stale.unlink()
     for c in captures:
-        (folder / f"{c.name}.sse").write_bytes(c.body)
+        (folder / f"{c.name}{suffix}").write_bytes(c.body)
         text = json.dumps(c.expectation(), ensure_ascii=False, indent=2) + "\n"
         (folder / f"{c.name}.json").write_text(text, encoding="utf-8")
     (folder / "README.md").write_text(readme, encoding="utf-8")

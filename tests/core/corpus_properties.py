@@ -17,7 +17,7 @@ import functools
 import importlib.util
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -27,7 +27,7 @@ import orjson
 import pytest
 from hypothesis import strategies as st
 
-from toolwire.core import Decision, Options, decide, new_assembler
+from toolwire.core import Decision, Options, assemble, decide, new_assembler
 from toolwire.tools.captures import Capture, load
 
 # --------------------------------------------------------------------------------------------
@@ -64,16 +64,30 @@ def generator(path: Path, module_name: str) -> ModuleType:
     return module
 
 
-def on_disk(folder: Path, name: str) -> tuple[Any, bytes]:
-    """A capture's files as stored: ``NAME.json`` parsed, ``NAME.sse`` byte-exact."""
+def on_disk(folder: Path, name: str, suffix: str = ".sse") -> tuple[Any, bytes]:
+    """A capture's files as stored: ``NAME.json`` parsed, ``NAME.sse`` (or ``NAME`` +
+    ``suffix``) byte-exact."""
     expectation = orjson.loads((folder / f"{name}.json").read_bytes())
-    return expectation, (folder / f"{name}.sse").read_bytes()
+    return expectation, (folder / f"{name}{suffix}").read_bytes()
 
 
 def as_generated(capture: Any) -> tuple[Any, bytes]:
     """What the generator writes for one of its captures, in the shape of :func:`on_disk`
     (through JSON, so that a tuple the generator writes compares as the list it becomes)."""
     return orjson.loads(orjson.dumps(capture.expectation())), capture.body
+
+
+def off_the_generator(folder: Path, module_name: str, suffix: str = ".sse") -> list[str]:
+    """What of a corpus folder is not what its ``_make.py`` writes (empty: nothing): each
+    capture whose expectation the generator's ``incomplete`` refuses, or whose files differ."""
+    make = generator(folder / "_make.py", module_name)
+    wrong = []
+    for generated in make.build():
+        if lacking := make.incomplete(generated):
+            wrong.append(f"{generated.name}: lacks {', '.join(lacking)}")
+        if on_disk(folder, generated.name, suffix) != as_generated(generated):
+            wrong.append(f"{generated.name}: its files are not the generator's")
+    return wrong
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,6 +151,16 @@ def rebuilt_after_every_slice(pieces: list[bytes], options: Options) -> Decision
         for kept in stored:
             asm.feed(kept)
     return decide(asm, options)
+
+
+def drawn_rebuild(data: st.DataObject, captures: list[Capture],
+                  variants: Callable[[Capture], list[Options]]) -> tuple[Decision, Decision]:
+    """A capture, one of its ``variants`` of options and a slicing drawn by hypothesis: the
+    record rebuilt after every slice (:func:`rebuilt_after_every_slice`) and the whole body's."""
+    capture = data.draw(st.sampled_from(captures), label="capture")
+    options = data.draw(st.sampled_from(variants(capture)), label="options")
+    pieces = slices(capture.body, data.draw(cuts(len(capture.body)), label="cuts"))
+    return rebuilt_after_every_slice(pieces, options), assemble(capture.body, options)
 
 
 def without_bytes(record: Decision) -> dict[str, Any]:

@@ -31,12 +31,12 @@ from toolwire.core.wires import (
 from toolwire.core.wires.chat_completions import ChatCompletions
 
 #: The registered wires as an error message lists them.
-VALID = "'openai-chat', 'anthropic-messages', 'openai-responses', 'gemini'"
+VALID = ", ".join(repr(name) for name in SUPPORTED_WIRES)
 
 
 def test_the_registry_names_every_wire() -> None:
     assert list(SUPPORTED_WIRES) == [
-        "openai-chat", "anthropic-messages", "openai-responses", "gemini"]
+        "openai-chat", "anthropic-messages", "openai-responses", "gemini", "ollama-chat"]
     assert DEFAULT_WIRE == "openai-chat"
     assert SUPPORTED_WIRES["openai-chat"] is ChatCompletions
     assert isinstance(wire_named("openai-chat"), ChatCompletions)
@@ -52,7 +52,7 @@ def test_an_unknown_wire_name_is_refused_with_the_valid_ones(name: object) -> No
     refusals: list[Callable[[Any], object]] = [
         resolve_wire, lambda n: Options(wire=n), lambda n: Assembler(wire=n)]
     for refuse in refusals:
-        with pytest.raises(UnknownWire, match=r"'gemini', 'auto'"):
+        with pytest.raises(UnknownWire, match=f"{VALID}, 'auto'"):
             refuse(name)
 
 

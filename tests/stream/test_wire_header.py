@@ -51,7 +51,7 @@ CUT = body(chunk(call(0, "call_1", "get_weather", '{"city":')),
            chunk(call(0, "", "", '"Paris"}'), finish="length"))
 
 #: The registered wires as an error message lists them.
-VALID = "'openai-chat', 'anthropic-messages', 'openai-responses', 'gemini'"
+VALID = ", ".join(repr(name) for name in SUPPORTED_WIRES)
 
 
 class LengthMayRun(ChatCompletions):

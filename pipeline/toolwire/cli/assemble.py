@@ -10,6 +10,7 @@ import orjson
 from toolwire.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
+    HelpFormatter,
     Subparsers,
     UsageError,
     tool_names,
@@ -27,7 +28,7 @@ def add(sub: Subparsers) -> None:
         "assemble",
         help="assemble one captured response body offline and print its record",
         description=(
-            "Read the raw bytes of one streamed LLM response body (SSE, exactly as "
+            "Read the raw bytes of one streamed LLM response body (SSE or NDJSON, exactly as "
             "received) and print one JSON record: the assembled response, or the dead letter "
             "that explains why it cannot be trusted. It is the same record the pipeline "
             "publishes, so any pipeline decision can be reproduced offline from a capture. "
@@ -38,7 +39,7 @@ def add(sub: Subparsers) -> None:
             "limits: TOOLWIRE_MAX_RESPONSE_BYTES, TOOLWIRE_MAX_LINE_BYTES, "
             "TOOLWIRE_MAX_ARGUMENTS_BYTES, TOOLWIRE_MAX_PROVIDER_FIELDS_BYTES, "
             "TOOLWIRE_MAX_CALLS, TOOLWIRE_MAX_CHOICES."),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("capture", help="file with the raw body, or - for standard input")
     p.add_argument("--tools", type=tool_names, metavar="A,B",

@@ -38,6 +38,16 @@ class UsageError(CommandError):
     status = EXIT_USAGE
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The help of every command: descriptions as written, option help wrapped without
+    breaking a name at its hyphen (``ollama-chat``, ``--end-without-done``)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 def say(prog: str, message: str) -> None:
     """Progress for humans, on stderr: stdout stays for what scripts parse."""
     print(f"{prog}: {message}", file=sys.stderr, flush=True)

@@ -10,6 +10,7 @@ from typing import Any
 from toolwire.cli.common import (
     EXIT_OK,
     Failure,
+    HelpFormatter,
     Subparsers,
     UsageError,
     find_broker,
@@ -81,7 +82,7 @@ def add(sub: Subparsers) -> None:
     p = sub.add_parser("publish", help="publish raw captures to the chunks topic, as a "
                                        "gateway would",
                        description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("captures", nargs="+", metavar="CAPTURE",
                    help="file holding one raw response body (SSE bytes as received)")
     p.add_argument("--session", required=True, metavar="S",

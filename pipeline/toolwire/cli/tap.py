@@ -13,6 +13,7 @@ from typing import Any
 from toolwire.cli.common import (
     EXIT_OK,
     Failure,
+    HelpFormatter,
     Subparsers,
     UsageError,
     find_broker,
@@ -85,7 +86,7 @@ def add(sub: Subparsers) -> None:
     tap_sub = p.add_subparsers(dest="tap_command", metavar="COMMAND")
     s = tap_sub.add_parser("serve", help="forward requests to an upstream and publish the "
                                          "streamed answers", description=DESCRIPTION,
-                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                           epilog=EPILOG, formatter_class=HelpFormatter)
     s.add_argument("--listen", type=listen_address, default=("127.0.0.1", 8788),
                    metavar="HOST:PORT",
                    help="where to take requests (default 127.0.0.1:8788; port 0: any free "

@@ -11,6 +11,7 @@ import orjson
 from toolwire.cli.common import (
     EXIT_OK,
     Failure,
+    HelpFormatter,
     Subparsers,
     UsageError,
     find_broker,
@@ -58,7 +59,7 @@ def add(sub: Subparsers) -> None:
             "      secured cluster (see the README)\n"
             "exit status: 0 done, 1 a topic disagrees with its contract or the broker failed,\n"
             "  2 usage or contract error"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.set_defaults(parser=parser)
     common = argparse.ArgumentParser(add_help=False)

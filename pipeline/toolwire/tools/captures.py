@@ -1,5 +1,6 @@
-"""Captures: a raw response body (``NAME.sse``, byte-exact) beside ``NAME.json``, the options to
-assemble it with and the keys of the record it must give.
+"""Captures: a raw response body (``NAME.sse``, or ``NAME.ndjson`` for a wire framed so,
+byte-exact) beside ``NAME.json``, the options to assemble it with and the keys of the record it
+must give.
 
 A folder of captures is a corpus: the tests hold the assembler to ``tests/core/corpus``, and the
 benchmarks (``ops/bench``) run on the same files. Both read them through this module, so that
@@ -37,7 +38,7 @@ class Capture:
 def load(folder: Path) -> list[Capture]:
     """Every capture of ``folder``, by name; a body without its ``.json`` is an error."""
     captures = []
-    for sse in sorted(folder.glob("*.sse")):
+    for sse in sorted([*folder.glob("*.sse"), *folder.glob("*.ndjson")]):
         spec = orjson.loads(sse.with_suffix(".json").read_bytes())
         opts = spec.get("options") or {}
         tools = opts.get("declared_tools")

@@ -20,6 +20,7 @@ from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire
 from toolwire.core.wires.anthropic_messages import AnthropicMessages
 from toolwire.core.wires.chat_completions import ChatCompletions
 from toolwire.core.wires.gemini import Gemini
+from toolwire.core.wires.ollama_chat import OllamaChat
 from toolwire.core.wires.openai_responses import OpenAIResponses
 
 __all__ = ["AUTO", "DEFAULT_WIRE", "SUPPORTED_WIRES", "FinishPolicy", "ProviderError",
@@ -31,6 +32,7 @@ SUPPORTED_WIRES: Final[dict[str, type[Wire]]] = {
     AnthropicMessages.name: AnthropicMessages,
     OpenAIResponses.name: OpenAIResponses,
     Gemini.name: Gemini,
+    OllamaChat.name: OllamaChat,
 }
 DEFAULT_WIRE: Final = ChatCompletions.name
 #: The name that lets the body say which wire it is (see :func:`resolve_wire`).

@@ -35,6 +35,10 @@ class ProviderError:
     retryable: bool
 
 
+#: A provider error message is cut to this many characters in the record (every wire).
+ERROR_MESSAGE_CHARS: Final = 1000
+
+
 def _upper(finish: str) -> str:
     return finish.upper()
 

@@ -34,7 +34,13 @@ from typing import TYPE_CHECKING, Final, TypedDict, cast
 
 from toolwire.core.errors import malformed
 from toolwire.core.identity import ABSENT, accept_identity
-from toolwire.core.wires._base import BY_CALLS, FinishPolicy, ProviderError, Wire
+from toolwire.core.wires._base import (
+    BY_CALLS,
+    ERROR_MESSAGE_CHARS,
+    FinishPolicy,
+    ProviderError,
+    Wire,
+)
 from toolwire.core.wires.chat_completions import parse_chunk
 
 if TYPE_CHECKING:
@@ -50,8 +56,6 @@ SERVER_BLOCKS: Final = frozenset({"server_tool_use", "mcp_tool_use"})
 PROVIDER_FIELDS: Final = ("caller", "toolset_name")
 #: Error types the provider marks as transient.
 RETRYABLE_ERRORS: Final = frozenset({"overloaded_error", "api_error"})
-#: A provider error message is cut to this many characters in the record.
-ERROR_MESSAGE_CHARS: Final = 1000
 
 
 class WireBlock(TypedDict, total=False):

@@ -38,7 +38,7 @@ import orjson
 from toolwire.core.errors import MalformedChunk, malformed
 from toolwire.core.framing import event_name
 from toolwire.core.identity import ABSENT, Repair, accept_identity
-from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire
+from toolwire.core.wires._base import ERROR_MESSAGE_CHARS, FinishPolicy, ProviderError, Wire
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Assembler, Choice
@@ -50,8 +50,6 @@ DONE_OBJECT: Final = "chat.completion.done"
 #: The fields of a tool-call entry the walk reads; any other is a provider field, kept
 #: verbatim for the next turn (Gemini 3's ``extra_content.google.thought_signature``).
 CALL_FIELDS: Final = frozenset({"index", "id", "type", "function", "custom"})
-#: A provider error message is cut to this many characters in the record.
-ERROR_MESSAGE_CHARS: Final = 1000
 
 #: The text field of each ``reasoning_details`` type whose text arrives in pieces.
 DETAIL_TEXT: Final[dict[str | None, str]] = {"reasoning.text": "text",

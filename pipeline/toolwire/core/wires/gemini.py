@@ -52,8 +52,14 @@ from orjson import JSONDecodeError, loads
 from toolwire.core.errors import DeadLetter, Oversize, malformed
 from toolwire.core.identity import ABSENT, accept_identity
 from toolwire.core.limits import SHALLOW_JSON_BYTES
-from toolwire.core.wires._base import BY_CALLS, FinishPolicy, ProviderError, Wire
-from toolwire.core.wires.chat_completions import DONE, ERROR_MESSAGE_CHARS
+from toolwire.core.wires._base import (
+    BY_CALLS,
+    ERROR_MESSAGE_CHARS,
+    FinishPolicy,
+    ProviderError,
+    Wire,
+)
+from toolwire.core.wires.chat_completions import DONE
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Assembler, Call, Choice

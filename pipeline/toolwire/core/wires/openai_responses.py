@@ -44,8 +44,14 @@ import orjson
 
 from toolwire.core.errors import malformed
 from toolwire.core.identity import ABSENT
-from toolwire.core.wires._base import BY_CALLS, FinishPolicy, ProviderError, Wire
-from toolwire.core.wires.chat_completions import DONE, ERROR_MESSAGE_CHARS
+from toolwire.core.wires._base import (
+    BY_CALLS,
+    ERROR_MESSAGE_CHARS,
+    FinishPolicy,
+    ProviderError,
+    Wire,
+)
+from toolwire.core.wires.chat_completions import DONE
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Assembler, Call, Choice
