@@ -157,3 +157,22 @@ def test_what_is_not_a_stream_passes_untouched_and_errors_say_why(deployment: An
     assert unanswered.status_code == 502
     assert dead in unanswered.json()["error"]["message"]
     assert not any("bad key" in line for line in proxy.lines)
+
+
+@pytest.mark.timeout(180)
+def test_ollama_ndjson_through_the_proxy_is_published_and_assembled(deployment: Any) -> None:
+    """Ollama's /api/chat answers application/x-ndjson: the proxy tees it like an event
+    stream, the done line is its end, and the worker assembles it under ollama-chat."""
+    dep, worker = deployment
+    body = (WIRES / "ollama-chat" / "ollama_parallel_calls_one_line.ndjson").read_bytes()
+    stream = Stream(body, piece=29, content_type="application/x-ndjson")
+    with serving(stream) as url, proxying(dep.bootstrap, dep.chunks, [url]) as proxy, \
+            httpx2.Client() as client:
+        got = client.post(f"{proxy.url}/api/chat", headers={"x-request-id": "proxy-ollama"},
+                          content=b'{"model": "qwen3", "stream": true}')
+    assert got.content == body and got.headers["x-toolwire-request-id"] == "proxy-ollama"
+    record = records(dep, 1)["proxy-ollama"]
+    offline = assemble(body, Options(wire="ollama-chat"))
+    assert record["wire"] == "ollama-chat" and record["outcome"] == offline["outcome"]
+    assert calls_of(record) == calls_of(offline)
+    assert worker.errors() == []

@@ -24,6 +24,7 @@ BODY = b'data: {"choices":[]}\n\ndata: [DONE]\n\n'
     ("/v1/messages", "anthropic-messages"),
     ("/v1/responses", "openai-responses"),
     ("/v1beta/models/gemini-3-pro:streamGenerateContent", "gemini"),
+    ("/api/chat", "ollama-chat"),
     ("/v1/embeddings", None),
     ("/v1/messages/count_tokens", None),
 ])

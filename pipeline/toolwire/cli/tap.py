@@ -34,7 +34,7 @@ A tee proxy for clients in any language and for gateways that route to an upstre
 proxy forwards every request to its upstream and streams the answer back unchanged (status,
 headers, the body in the upstream's own slices, timing and Content-Encoding). Every 2xx
 text/event-stream answer on a streaming path (/chat/completions, /messages, /responses,
-:streamGenerateContent) is also published, decoded, to the chunks topic, as the client-side
+:streamGenerateContent; and Ollama's application/x-ndjson /api/chat) is also published, decoded, to the chunks topic, as the client-side
 tees publish it: request id from x-request-id or request-id (else a new one, returned in the
 x-toolwire-request-id response header), session from --session-header, provider from the
 upstream's host, wire from the path, model and declared tools from the request body, the
@@ -109,6 +109,9 @@ def add(sub: Subparsers) -> None:
     s.add_argument("--read-timeout", type=positive_seconds, default=600.0, metavar="SECONDS",
                    help="give up on an upstream silent for this long (600: a model may think "
                         "for minutes before its first byte)")
+    s.add_argument("--max-connections", type=positive_int, default=1000, metavar="N",
+                   help="open connections to the upstreams at most (1000): one per stream "
+                        "in flight; a request over it waits for one to free")
     s.add_argument("--max-request-bytes", type=positive_int, default=32 * 1024 * 1024,
                    metavar="BYTES", help="refuse a larger request body with 413 (32 MiB)")
     s.add_argument("--grace", type=positive_seconds, default=30.0, metavar="SECONDS",
@@ -146,7 +149,10 @@ def run(args: argparse.Namespace) -> int:
                                connect_timeout=args.broker_timeout)
     client = httpx2.AsyncClient(
         http2=args.http2, timeout=httpx2.Timeout(args.read_timeout,
-                                                 connect=args.connect_timeout),
+                                                 connect=args.connect_timeout,
+                                                 pool=args.read_timeout),
+        limits=httpx2.Limits(max_connections=args.max_connections,
+                             max_keepalive_connections=min(args.max_connections, 100)),
         follow_redirects=False, trust_env=False)
     app = TeeProxy(upstreams, publisher, client, provider=args.provider,
                    session_header=args.session_header or None,

@@ -54,7 +54,9 @@ REQUEST_ID_HEADERS: Final = ("x-request-id", "request-id")
 #: The wire of a request, by the end of its path (Gemini's by the method after ``:``).
 WIRES_BY_PATH: Final = (("/chat/completions", "openai-chat"), ("/messages", "anthropic-messages"),
                         ("/responses", "openai-responses"),
-                        (":streamGenerateContent", "gemini"))
+                        (":streamGenerateContent", "gemini"), ("/api/chat", "ollama-chat"))
+#: The content type a streamed body of each wire has (SSE unless named here).
+STREAM_TYPES: Final = {"ollama-chat": "application/x-ndjson"}
 #: The provider of a request, by its host (else the host itself).
 PROVIDERS_BY_HOST: Final = {
     "api.openai.com": "openai", "api.anthropic.com": "anthropic",
@@ -69,6 +71,7 @@ TERMINALS: Final[dict[str, tuple[bytes, ...]]] = {
     "openai-responses": (b'"response.completed"', b'"response.incomplete"',
                          b'"response.failed"'),
     "gemini": (b'"finishReason"',),
+    "ollama-chat": (b'"done":true',),
 }
 #: What a body holds once its wire said how it finishes, while its terminal event may still
 #: be on the way: a client that closes then (LiteLLM's native Anthropic handler stops after
@@ -370,7 +373,8 @@ class Tap:
         the caller logs it and lets the response pass."""
         wire = wire_of(path)
         if (wire is None or not 200 <= status < 300
-                or not response_headers.get("content-type", "").startswith("text/event-stream")):
+                or not response_headers.get("content-type", "").startswith(
+                    STREAM_TYPES.get(wire, "text/event-stream"))):
             return None
         coding = response_headers.get("content-encoding")
         decoder = decoder_for(coding)
