@@ -19,10 +19,10 @@ from types import ModuleType
 import pytest
 
 from toolwire.core import Options, assemble
-from toolwire.core.framing import Framer
+from toolwire.core.wires import SUPPORTED_WIRES
 
 SCRIPT = Path(__file__).resolve().parents[1] / "ops" / "bench" / "wires.py"
-WIRES = {"openai-chat", "anthropic-messages", "openai-responses", "gemini"}
+WIRES = set(SUPPORTED_WIRES)  # every wire has its bench stream
 
 
 def _script() -> ModuleType:
@@ -60,7 +60,7 @@ def test_short_json_run_measures_every_stream_of_every_wire() -> None:
 def test_each_stream_has_the_events_it_was_asked_for_and_assembles(events: int) -> None:
     for name, (wire, make, calls) in _script().STREAMS.items():
         body = make(events)
-        assert len(Framer(1 << 30).feed(body)) == events, name
+        assert len(SUPPORTED_WIRES[wire].framing(1 << 30).feed(body)) == events, name
         record = assemble(body, Options(wire=wire))
         assert record["outcome"] == "assembled", (name, record)
         assert len(record["tool_calls"]) == calls(events), name

@@ -45,10 +45,11 @@ import orjson
 import wire_anthropic
 import wire_chat
 import wire_gemini
+import wire_ollama
 import wire_responses
 
 from toolwire.core import Options, assemble
-from toolwire.core.framing import Framer
+from toolwire.core.wires import SUPPORTED_WIRES
 from toolwire.publish import DEFAULT_COALESCE_BYTES
 
 SIZES: Final = (150, 600, 2400, 9600)
@@ -59,7 +60,8 @@ GOAL_FLATNESS: Final = 1.5
 STREAMS: Final[dict[str, tuple[str, Callable[[int], bytes], Callable[[int], int]]]] = {
     name: (wire, make, calls)
     for wire, module in (("openai-chat", wire_chat), ("anthropic-messages", wire_anthropic),
-                         ("openai-responses", wire_responses), ("gemini", wire_gemini))
+                         ("openai-responses", wire_responses), ("gemini", wire_gemini),
+                         ("ollama-chat", wire_ollama))
     for name, (make, calls) in module.STREAMS.items()}
 
 
@@ -105,7 +107,7 @@ def measure(name: str, size: int, repeats: int) -> Row:
             or record != assemble(body, options)):
         raise SystemExit(f"ops/bench/wires.py: the {name} stream of {size} events did not "
                          f"assemble as built: {str(record)[:400]}")
-    events = Framer(1 << 40, names=False).feed(body)
+    events = SUPPORTED_WIRES[wire].framing(1 << 40, names=False).feed(body)
     payloads = [event for event in events if event != b"[DONE]"]  # the floor parses JSON
     slices = _slices(body)
     row = Row(len(events), len(body))
