@@ -72,14 +72,26 @@ def test_crlf_line_ends_give_the_same_record(capture: Capture) -> None:
     assert without_bytes(assemble(properties.between_cr_and_lf(crlf), capture.options)) == whole
 
 
-# ``auto`` does not detect NDJSON yet: a body opening with ``{`` is told a JSON body, which
-# no SSE wire frames so, and today's rule makes it a malformed_chunk dead letter. When auto
-# learns NDJSON, this becomes gemini's property (under auto, the same record).
+# ``auto`` tells an NDJSON body by its first whole line (Ollama's names ``created_at`` and
+# ``done``): the same record as the wire named, however the first line is sliced.
 @pytest.mark.parametrize("capture", CAPTURES, ids=NAMES)
-def test_auto_does_not_read_ndjson_yet(capture: Capture) -> None:
-    for pieces in (capture.body, one_byte_slices(capture.body)):
-        record = assemble(pieces, _auto(capture))
+def test_auto_reads_the_body_as_ollama(capture: Capture) -> None:
+    whole = assemble(capture.body, capture.options)
+    assert assemble(capture.body, _auto(capture)) == whole
+    assert assemble(one_byte_slices(capture.body), _auto(capture)) == whole
+
+
+@pytest.mark.parametrize("body", [
+    b'{"error": {"message": "bad key"}}',           # an error body: no line end
+    b'{"error": "bad key"}\n',                      # a line no NDJSON wire recognizes
+    b'  {"choices": []}\n{"choices": []}\n',         # JSON lines of no wire
+    b'{"created_at": "x", "done": tr',               # cut inside the first line
+])
+def test_auto_keeps_a_json_body_no_ndjson_wire_reads_a_malformed_chunk(body: bytes) -> None:
+    for pieces in (body, one_byte_slices(body)):
+        record = assemble(pieces, Options(wire="auto"))
         assert (record["outcome"], record["reason"]) == ("dead_letter", "malformed_chunk")
+        assert "the body is not SSE (a JSON object" in record["detail"]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -34,11 +34,11 @@ A tee proxy for clients in any language and for gateways that route to an upstre
 proxy forwards every request to its upstream and streams the answer back unchanged (status,
 headers, the body in the upstream's own slices, timing and Content-Encoding). Every 2xx
 text/event-stream answer on a streaming path (/chat/completions, /messages, /responses,
-:streamGenerateContent; and Ollama's application/x-ndjson /api/chat) is also published, decoded, to the chunks topic, as the client-side
-tees publish it: request id from x-request-id or request-id (else a new one, returned in the
-x-toolwire-request-id response header), session from --session-header, provider from the
-upstream's host, wire from the path, model and declared tools from the request body, the
-request's traceparent kept.
+:streamGenerateContent; and Ollama's application/x-ndjson /api/chat) is also published,
+decoded, to the chunks topic, as the client-side tees publish it: request id from x-request-id
+or request-id (else a new one, returned in the x-toolwire-request-id header), session from
+--session-header, provider from the upstream's host, wire from the path, model and declared
+tools from the request body, the request's traceparent kept.
 
   toolwire tap serve --upstream https://api.openai.com
   toolwire tap serve --upstream /openai=https://api.openai.com \\

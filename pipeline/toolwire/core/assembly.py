@@ -59,6 +59,11 @@ def _carried_size(value: object) -> int | None:
         return None
 
 
+#: The wires whose bodies are not SSE but NDJSON, which ``auto`` may tell by a first line.
+_NDJSON_WIRES: Final = tuple(w for w in SUPPORTED_WIRES.values()
+                             if w.framing is not SUPPORTED_WIRES[DEFAULT_WIRE].framing)
+
+
 def _json_framed(opening: str, wire: Wire) -> Wire:
     """The wire whose API frames a stream as JSON opening with ``opening``, else ``wire``."""
     for named in SUPPORTED_WIRES.values():
@@ -180,10 +185,10 @@ class Assembler:
     ``wire`` is a registered wire's name (see :mod:`toolwire.core.wires`) or a wire itself.
     """
 
-    __slots__ = ("_after_end", "_end_event", "_settled", "body_bytes", "calls", "choices",
-                 "chunks", "end_without_done", "ended", "error", "failure", "framer", "limits",
-                 "model", "repairs", "response_id", "server_calls", "synthesize_ids", "usage",
-                 "wire")
+    __slots__ = ("_after_end", "_end_event", "_settled", "_sniffed", "body_bytes", "calls",
+                 "choices", "chunks", "end_without_done", "ended", "error", "failure", "framer",
+                 "limits", "model", "repairs", "response_id", "server_calls", "synthesize_ids",
+                 "usage", "wire")
 
     def __init__(self, limits: Limits | None = None, synthesize_ids: bool = False,
                  wire: str | Wire = DEFAULT_WIRE, end_without_done: bool = False) -> None:
@@ -223,6 +228,9 @@ class Assembler:
         self._after_end = 0
         #: The wire has settled what it ties together at the end (:meth:`end`).
         self._settled = False
+        #: ``auto`` on a body opening with ``{``: the bytes so far and SSE's refusal, until
+        #: the first line says whether an NDJSON wire reads it (:meth:`_sniff_line`).
+        self._sniffed: tuple[bytearray, MalformedChunk] | None = None
 
     @property
     def done(self) -> bool:
@@ -238,26 +246,11 @@ class Assembler:
             if self.body_bytes > self.limits.max_response_bytes:
                 raise Oversize(
                     f"the response is larger than {self.limits.max_response_bytes} bytes")
-            try:
-                events = self.framer.feed(data)
-            except LineOversize as overlong:
-                # The wire may end the body before the overlong line, which is then not read.
-                events, overlong.events = overlong.events, []
-                if events:
-                    self._apply(events)
-                if not self.ended:
-                    raise
-                self.framer.close(count=False)  # nothing after the line is counted either
+            if self._sniffed is not None:
+                self._sniffed[0].extend(data)
+                self._sniff_line()
                 return
-            except MalformedChunk:
-                # The body is not SSE (a JSON body, told by its first non-blank character): no
-                # event can say the wire, so ``auto`` takes the one whose API frames a stream
-                # that way (Gemini without ?alt=sse), as a named wire would give the record.
-                if self.framer.json_body is not None and self.wire.name == AUTO:
-                    self.wire = _json_framed(self.framer.json_body, self.wire)
-                raise
-            if events:
-                self._apply(events)
+            self._frame(data)
         except DeadLetter as failure:
             self.failure = failure
         except Exception as exc:
@@ -269,6 +262,60 @@ class Assembler:
             self.failure = InternalError(
                 f"{type(exc).__name__} while applying chunk {self.chunks} "
                 "(a Toolwire fault or input no rule names; see the worker log)")
+
+    def _frame(self, data: bytes) -> None:
+        """Frame one slice with the wire's framer and apply its events."""
+        try:
+            events = self.framer.feed(data)
+        except LineOversize as overlong:
+            # The wire may end the body before the overlong line, which is then not read.
+            events, overlong.events = overlong.events, []
+            if events:
+                self._apply(events)
+            if not self.ended:
+                raise
+            self.framer.close(count=False)  # nothing after the line is counted either
+            return
+        except MalformedChunk as not_sse:
+            # The body is not SSE (a JSON body, told by its first non-blank character): no
+            # event can say the wire, so ``auto`` takes the one whose API frames a stream
+            # that way (Gemini without ?alt=sse), as a named wire would give the record.
+            if self.framer.json_body is not None and self.wire.name == AUTO:
+                if self.framer.json_body == "{" and _NDJSON_WIRES:
+                    # Perhaps NDJSON: the first line tells (see :meth:`_sniff_line`).
+                    self._sniffed = (bytearray(data), not_sse)
+                    self._sniff_line()
+                    return
+                self.wire = _json_framed(self.framer.json_body, self.wire)
+            raise
+        if events:
+            self._apply(events)
+
+    def _sniff_line(self, ended: bool = False) -> None:
+        """``auto`` on a body that opens with ``{``: once its first line is whole, a wire
+        framed as NDJSON that recognizes it (:meth:`Wire.recognizes`) takes the body from its
+        first byte, with its own framer; otherwise (no line end within the line bound, no
+        wire, the body's end) it is the JSON body SSE found, and the same dead letter.
+        Decided on the first line only, so the record does not depend on the slicing."""
+        assert self._sniffed is not None
+        held, not_sse = self._sniffed
+        cut = held.find(b"\n")
+        if cut < 0 and not ended and len(held) <= self.limits.max_line_bytes:
+            return  # the first line is still arriving
+        self._sniffed = None
+        wire: type[Wire] | None = None
+        if cut >= 0:
+            try:
+                first = orjson.loads(bytes(held[:cut]))
+            except orjson.JSONDecodeError:
+                first = None
+            wire = next((w for w in _NDJSON_WIRES if w.recognizes(first)), None)
+        if wire is None:
+            self.wire = _json_framed("{", self.wire)
+            raise not_sse
+        self.wire = wire()
+        self.framer = self.wire.new_framer(self.limits)
+        self._frame(bytes(held))
 
     def _apply(self, events: list[bytes]) -> None:
         """Hand the events of one slice to the wire (the one call per slice into it)."""
@@ -301,6 +348,11 @@ class Assembler:
         inside one was cut, whatever came before. Then the wire settles what it ties together
         across the body (:meth:`Wire.settle`), once. Asking again gives the same answer.
         """
+        if self._sniffed is not None and self.failure is None:
+            try:
+                self._sniff_line(ended=True)
+            except DeadLetter as failure:
+                self.failure = failure
         if not self.ended and self.failure is None:
             last = self.framer.finish()
             if self.wire.ends(last):

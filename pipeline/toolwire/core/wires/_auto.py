@@ -9,6 +9,10 @@ this one in ``asm.wire`` and gets every event from the first on, so it reads the
 as if it had been named. A first event no rule recognizes goes to the default wire, whose own
 checks then say what is wrong with it (a body is never read under a guessed wire's laxer
 rules).
+
+A body that is not SSE is told before any of this, by the assembler: one that opens with ``{``
+is NDJSON when a wire framed so recognizes its first whole line (``Wire.recognizes``: Ollama's
+lines name ``created_at`` and ``done``), and that wire reads it with its own framer.
 """
 
 from __future__ import annotations

@@ -121,6 +121,13 @@ class Wire(ABC):
     reads_event_names: ClassVar[bool] = False
 
     @classmethod
+    def recognizes(cls, first: object) -> bool:
+        """Whether ``first``, the parsed first event of a body framed as this wire frames it,
+        is this wire's: how ``auto`` tells a body that is not SSE (an NDJSON body's first
+        line). The SSE wires are told apart by :func:`toolwire.core.wires._auto.detect`."""
+        return False
+
+    @classmethod
     def new_framer(cls, limits: Limits) -> EventFramer:
         """The framer one response of this wire is read through."""
         return cls.framing(limits.max_line_bytes, names=cls.reads_event_names)

@@ -79,6 +79,11 @@ class OllamaChat(Wire):
     )
     synthesizes_ids = True
 
+    @classmethod
+    def recognizes(cls, first: object) -> bool:
+        """Every line Ollama streams names its time and whether it is the last."""
+        return type(first) is dict and "created_at" in first and "done" in first
+
     def apply(self, asm: Assembler, events: list[bytes]) -> None:
         for line in events:
             try:
