@@ -582,7 +582,8 @@ class Run:
 
 
 async def transport_cases(run: Run, without: Contender) -> None:
-    async with ChunkPublisher(run.bootstrap, run.topic) as healthy, \
+    async with ChunkPublisher(run.bootstrap, run.topic,
+                              coalesce_ms=run.args.coalesce_ms) as healthy, \
             ChunkPublisher(run.bootstrap, run.topic,
                            push_stream_bytes=OVERFLOW_BYTES) as tiny:
         tee = Contender("with", tapped(healthy), without.url, healthy)
@@ -837,6 +838,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="concurrent streams to measure at, of 1, 100 and 1000 "
                              "(default: all three)")
     parser.add_argument("--no-proxy", action="store_true", help="leave out the proxy rows")
+    parser.add_argument("--coalesce-ms", type=float, default=0.0, metavar="MS",
+                        help="the tee transport's publisher joins each stream's slices within "
+                             "MS milliseconds into one message (ChunkPublisher(coalesce_ms=)); "
+                             "0, the default, sends one message per slice")
     parser.add_argument("--json", action="store_true",
                         help="end with one BENCH {json} line (figures, goals, notes)")
     parser.add_argument("--keep", action="store_true",
