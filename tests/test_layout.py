@@ -358,3 +358,18 @@ def test_fausts_own_command_line_finds_the_app(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[0] == "via-faust"
     assert "chunks" in done.stdout and "quarantine" in done.stdout
+
+
+def test_no_wire_imports_another_wire() -> None:
+    """A wire module is its API's rules: what wires share lives in ``wires/_base.py`` and
+    ``wires/_shared.py``, so that changing one wire never changes another by an import."""
+    wires = SOURCE / "core" / "wires"
+    modules = {p.stem for p in wires.glob("*.py") if not p.stem.startswith("_")}
+    assert {"chat_completions", "anthropic_messages", "ollama_chat"} <= modules
+    for name in sorted(modules):
+        tree = ast.parse((wires / f"{name}.py").read_text())
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module}
+        others = {m for m in imported if m.startswith("toolwire.core.wires.")
+                  and m.rsplit(".", 1)[1] in modules}
+        assert others == set(), f"{name} imports another wire: {sorted(others)}"

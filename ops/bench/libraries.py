@@ -97,7 +97,7 @@ import orjson
 from toolwire.core import Assembler, Decision, Options, assemble
 from toolwire.core.framing import Framer
 from toolwire.core.records import CallRecord
-from toolwire.core.wires.chat_completions import DONE
+from toolwire.core.wires._shared import DONE
 from toolwire.tools.captures import load as load_captures
 
 SIZES = (150, 600, 2400, 9600)

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from toolwire.core import Assembler, Limits, Options, assemble
 from toolwire.core.errors import MalformedChunk, Oversize
 from toolwire.core.framing import BOM, Framer, LineOversize, NamedEvent, event_name
-from toolwire.core.wires.chat_completions import DONE, ChatCompletions
+from toolwire.core.wires._shared import DONE
+from toolwire.core.wires.chat_completions import ChatCompletions
 
 
 def frame(*slices: bytes, limit: int = 1 << 20) -> tuple[list[bytes], bool]:

@@ -41,7 +41,7 @@ from toolwire.core.wires._base import (
     ProviderError,
     Wire,
 )
-from toolwire.core.wires.chat_completions import parse_chunk
+from toolwire.core.wires._shared import parse_object
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Assembler, Call, Choice
@@ -201,7 +201,7 @@ class AnthropicMessages(Wire):
             frame = payload
             if type(payload) is not bytes:  # a named event: orjson reads only ``bytes``
                 payload = bytes(payload)
-            event = cast(WireEvent, parse_chunk(payload))  # a JSON object, or malformed
+            event = cast(WireEvent, parse_object(payload))  # a JSON object, or malformed
             asm.chunks += 1
             kind = event.get("type")
             if kind == "content_block_delta":  # most of a stream: first

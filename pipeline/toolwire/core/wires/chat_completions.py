@@ -39,12 +39,12 @@ from toolwire.core.errors import MalformedChunk, malformed
 from toolwire.core.framing import event_name
 from toolwire.core.identity import ABSENT, Repair, accept_identity
 from toolwire.core.wires._base import ERROR_MESSAGE_CHARS, FinishPolicy, ProviderError, Wire
+from toolwire.core.wires._shared import DONE, parse_object
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Assembler, Choice
 
 #: The payload of the last event: ``data: [DONE]``.
-DONE: Final = b"[DONE]"
 #: The ``object`` of Perplexity's last chunk: an explicit end, as ``data: [DONE]`` is.
 DONE_OBJECT: Final = "chat.completion.done"
 #: The fields of a tool-call entry the walk reads; any other is a provider field, kept
@@ -152,18 +152,10 @@ def provider_error_event(data: bytes) -> ProviderError:
 
 
 def parse_chunk(payload: bytes) -> WireChunk:
-    """Decode one event payload into a chunk object, or raise :class:`MalformedChunk`.
-
-    Only the top level is checked here; the walk (:func:`apply_chunk`) checks the inside as it
-    goes, since a second pass would cost as much again as the walk itself.
-    """
-    try:
-        chunk = orjson.loads(payload)
-    except orjson.JSONDecodeError as exc:
-        raise malformed(payload, f"not JSON ({exc.args[0]})") from None
-    if type(chunk) is not dict:
-        raise malformed(payload, "not a JSON object")
-    return cast(WireChunk, chunk)
+    """Decode one event payload into a chunk object, or raise :class:`MalformedChunk`
+    (:func:`~toolwire.core.wires._shared.parse_object`: the top level only; the walk,
+    :func:`apply_chunk`, checks the inside as it goes)."""
+    return cast(WireChunk, parse_object(payload))
 
 
 def _is_index(value: object) -> bool:

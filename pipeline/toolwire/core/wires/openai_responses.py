@@ -51,7 +51,7 @@ from toolwire.core.wires._base import (
     ProviderError,
     Wire,
 )
-from toolwire.core.wires.chat_completions import DONE
+from toolwire.core.wires._shared import DONE
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Assembler, Call, Choice
