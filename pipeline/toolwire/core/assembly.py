@@ -22,7 +22,7 @@ import orjson
 
 from toolwire.core.completeness import Completeness
 from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize, malformed
-from toolwire.core.framing import EventFramer, LineOversize
+from toolwire.core.framing import EventFramer, LineOversize, NDJSONFramer
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import ServerCall
@@ -61,7 +61,7 @@ def _carried_size(value: object) -> int | None:
 
 #: The wires whose bodies are not SSE but NDJSON, which ``auto`` may tell by a first line.
 _NDJSON_WIRES: Final = tuple(w for w in SUPPORTED_WIRES.values()
-                             if w.framing is not SUPPORTED_WIRES[DEFAULT_WIRE].framing)
+                             if issubclass(w.framing, NDJSONFramer))
 
 
 def _json_framed(opening: str, wire: Wire) -> Wire:

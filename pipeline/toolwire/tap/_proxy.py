@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 import httpx2
 import orjson
 
-from toolwire.tap._tee import StreamOpener, Tap, Tee, safely
+from toolwire.tap._tee import StreamOpener, Tap, request_id_of, safely
 
 log = logging.getLogger("toolwire.tap")
 
@@ -147,14 +147,7 @@ class TeeProxy:
 
     async def _relay(self, request: httpx2.Request, content: bytes, response: httpx2.Response,
                      receive: Receive, send: Send) -> None:
-        tee: Tee | None = None
-        try:
-            tee = self.tap.open(request, request.headers, request.url.host, request.url.path,
-                                content, response.status_code, response.headers)
-        except Exception as exc:
-            log.warning("request %s: the tee could not open a stream for the response, which "
-                        "is not published: %s", request.headers.get("x-request-id", "(no id)"),
-                        exc)
+        tee = self.tap.opened(request, content, response.status_code, response.headers)
         out = [(k.encode("latin-1"), v.encode("latin-1"))
                for k, v in response.headers.multi_items() if k.lower() not in HOP_BY_HOP]
         if tee is not None:
@@ -186,7 +179,7 @@ class TeeProxy:
         failure = pumping.exception()
         if failure is not None:
             log.warning("request %s: the upstream failed mid-body: %s",
-                        request.headers.get("x-request-id", "(no id)"),
+                        request_id_of(request),
                         type(failure).__name__)
             if tee is not None:
                 safely(tee, tee.fail)

@@ -382,6 +382,18 @@ class Tap:
                          None if decoder is not None else coding)
         return Tee(self.publisher.open_stream(meta), decoder, wire)
 
+    def opened(self, request: Any, content: bytes, status: int,
+               response_headers: Mapping[str, str]) -> Tee | None:
+        """:meth:`open` for an httpx or httpx2 request; a failure to open is logged with the
+        request id and the response passes unpublished (never raised)."""
+        try:
+            return self.open(request, request.headers, request.url.host, request.url.path,
+                             content, status, response_headers)
+        except Exception as exc:
+            log.warning("request %s: the tee could not open a stream for the response, which "
+                        "is not published: %s", request_id_of(request), exc)
+            return None
+
     def wrap(self, request: Any, response: Any, is_async: bool) -> None:
         """Tee an httpx or httpx2 response: replace its stream with a tee of it, when it is
         one to publish. Never raises: a response the tee cannot open passes unpublished."""
@@ -390,17 +402,17 @@ class Tap:
                 content = request.content
             except Exception:  # a streaming request body: not read here
                 content = b""
-            tee = self.open(request, request.headers, request.url.host, request.url.path,
-                            content, response.status_code, response.headers)
+            tee = self.opened(request, content, response.status_code, response.headers)
             if tee is not None:
                 kind = _STREAMS[(isinstance(response, httpx2.Response), is_async)]
                 response.stream = kind(response.stream, tee)
         except Exception as exc:
-            log.warning("request %s: the tee could not open a stream for the response, which "
-                        "is not published: %s", _request_id(request), exc)
+            log.warning("request %s: the tee could not wrap the response, which is not "
+                        "published: %s", request_id_of(request), exc)
 
 
-def _request_id(request: Any) -> str:
+def request_id_of(request: Any) -> str:
+    """The request id a request's headers name, for a log line (``(no id)`` without)."""
     try:
         headers = request.headers
         return next((headers[h] for h in REQUEST_ID_HEADERS if headers.get(h)), "(no id)")

@@ -41,7 +41,7 @@ class LineOversize(Oversize):
 class EventFramer(ABC):
     """Turns body slices into the events of one wire's API (see the module docstring)."""
 
-    __slots__ = ("after_close", "closed", "json_body", "names")
+    __slots__ = ("after_close", "closed", "counting", "json_body", "names")
 
     #: The registry name (``sse``, ``ndjson``).
     name: ClassVar[str]
@@ -52,24 +52,57 @@ class EventFramer(ABC):
         self.names = names
         #: The wire ended the body (:meth:`close`): the rest is not read.
         self.closed = False
+        #: After :meth:`close`, the rest is still framed to count its events (never read):
+        #: :attr:`after_close`, until a line over the bound ends the count.
+        self.counting = False
         #: Events framed after :meth:`close`, counted, never read.
         self.after_close = 0
         #: The body's first non-blank character when it is JSON where the framing expects
         #: none (SSE: ``[`` or ``{``); ``None`` otherwise. Read by ``auto``.
         self.json_body: str | None = None
 
-    @abstractmethod
     def feed(self, data: bytes) -> list[bytes]:
-        """The events this slice completes, in order."""
+        """The events this slice completes, in order.
+
+        An overlong line raises :class:`LineOversize`, carrying the events before it.
+        """
+        if self.closed or not data:
+            if self.counting and data:
+                self._count(data)
+            return []
+        return self._frame(data)
+
+    @abstractmethod
+    def _frame(self, data: bytes) -> list[bytes]:
+        """The events of one slice of the body before its end."""
+
+    def _count(self, data: bytes) -> None:
+        """Frame input after the end only to count its events (OpenRouter's ``[DONE]`` after
+        ``response.completed``): the state carries on from before the end, so the count
+        does not depend on where the body was sliced."""
+        try:
+            self.after_close += len(self._frame(data))
+        except LineOversize as overlong:  # nothing after it is framed, whatever the slicing
+            self.after_close += len(overlong.events)
+            self.close(count=False)
 
     @abstractmethod
     def finish(self) -> bytes | None:
         """The body ended: the data of an event left unterminated, or ``None``. Asking again
         gives the same answer; the wire decides what it means."""
 
-    @abstractmethod
     def close(self, count: bool = True) -> None:
-        """End the body here: later input is not read (with ``count``, only counted)."""
+        """End the body here (the wire saw its end): later input is not read. With
+        ``count``, it is framed to count its events (:attr:`after_close`); without, the
+        framer lets go of what it holds."""
+        self.closed = True
+        self.counting = count
+        if not count:
+            self._release()
+
+    @abstractmethod
+    def _release(self) -> None:
+        """Let go of the unfinished event held (the body is over and not counted)."""
 
     @abstractmethod
     def pending(self) -> bool:

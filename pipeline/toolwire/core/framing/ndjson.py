@@ -18,7 +18,7 @@ from toolwire.core.framing._base import EventFramer, LineOversize
 class NDJSONFramer(EventFramer):
     """Turns body slices into NDJSON lines."""
 
-    __slots__ = ("_max_line", "_tail", "_tail_len", "counting")
+    __slots__ = ("_max_line", "_tail", "_tail_len")
 
     name = "ndjson"
 
@@ -27,18 +27,6 @@ class NDJSONFramer(EventFramer):
         self._max_line = max_line_bytes
         self._tail: list[bytes] = []
         self._tail_len = 0
-        self.counting = False
-
-    def feed(self, data: bytes) -> list[bytes]:
-        if self.closed or not data:
-            if self.counting and data:
-                try:
-                    self.after_close += len(self._frame(data))
-                except LineOversize as overlong:
-                    self.after_close += len(overlong.events)
-                    self.close(count=False)
-            return []
-        return self._frame(data)
 
     def _frame(self, data: bytes) -> list[bytes]:
         if b"\n" not in data:
@@ -78,12 +66,9 @@ class NDJSONFramer(EventFramer):
         line = b"".join(self._tail).rstrip(b"\r")
         return line if line.strip() else None
 
-    def close(self, count: bool = True) -> None:
-        self.closed = True
-        self.counting = count
-        if not count:
-            self._tail = []
-            self._tail_len = 0
+    def _release(self) -> None:
+        self._tail = []
+        self._tail_len = 0
 
     def pending(self) -> bool:
         return not self.closed and any(piece.strip() for piece in self._tail)

@@ -77,19 +77,20 @@ def event_name(event: bytes) -> str | None:
 
 
 class Framer(EventFramer):
-    """Turns body slices into SSE events (the joined ``data:`` lines of each, and its name)."""
+    """Turns body slices into SSE events (the joined ``data:`` lines of each, and its name).
+
+    A JSON body raises :class:`~toolwire.core.errors.MalformedChunk` from :meth:`feed`, with
+    :attr:`json_body` set to its opening character.
+    """
 
     name = "sse"
 
     __slots__ = ("_data", "_data_len", "_event", "_head", "_max_line", "_opening", "_skip_lf",
-                 "_tail", "_tail_len", "counting")
+                 "_tail", "_tail_len")
 
     def __init__(self, max_line_bytes: int, names: bool = True) -> None:
         super().__init__(max_line_bytes, names)
         self._max_line = max_line_bytes
-        #: Whether events keep their ``event:`` names (:class:`NamedEvent`); without, every
-        #: event is its plain data (the wire reads no names).
-        self.names = names
         #: Pieces of the current unterminated line (joined only when its end arrives).
         self._tail: list[bytes] = []
         self._tail_len = 0
@@ -102,29 +103,8 @@ class Framer(EventFramer):
         self._head: bytes | None = b""
         #: The body's first non-blank character is still to come (BOM check, JSON check).
         self._opening = True
-        #: The body's first non-blank character when it is ``[`` or ``{`` (a JSON body, not
-        #: SSE); ``None`` otherwise, and while the body has been blank so far.
-        self.json_body: str | None = None
         #: The ``event:`` name of the event being read, when it has one.
         self._event: str | None = None
-        #: The wire ended the body (:meth:`close`): the rest is ignored.
-        self.closed = False
-        #: After :meth:`close`, the rest is still framed to count its events (never read):
-        #: :attr:`after_close`, until a line over the bound ends the count.
-        self.counting = False
-        self.after_close = 0
-
-    def feed(self, data: bytes) -> list[bytes]:
-        """Return the events that this slice completes, in order.
-
-        An overlong line raises :class:`LineOversize`, carrying the events before it; a JSON
-        body raises :class:`~toolwire.core.errors.MalformedChunk` (:attr:`json_body`).
-        """
-        if self.closed or not data:
-            if self.counting and data:
-                self._count(data)
-            return []
-        return self._frame(data)
 
     def _frame(self, data: bytes) -> list[bytes]:
         if self._opening:
@@ -264,25 +244,7 @@ class Framer(EventFramer):
             return []  # other fields, or an event over the bound (read as lines, it raises)
         return events
 
-    def _count(self, data: bytes) -> None:
-        """Frame input after the end only to count its events (OpenRouter's ``[DONE]`` after
-        ``response.completed``): the state carries on from before the end, so the count
-        does not depend on where the body was sliced."""
-        try:
-            self.after_close += len(self._frame(data))
-        except LineOversize as overlong:  # nothing after it is framed, whatever the slicing
-            self.after_close += len(overlong.events)
-            self.close(count=False)
-
-    def close(self, count: bool = True) -> None:
-        """End the body here (the wire saw its end): later input is not read. With
-        ``count``, it is framed to count its events (:attr:`after_close`); without, the
-        framer lets go of what it holds."""
-        self.closed = True
-        if count:
-            self.counting = True
-            return
-        self.counting = False
+    def _release(self) -> None:
         self._tail = []
         self._tail_len = 0
         self._data = []
