@@ -36,7 +36,8 @@ VALID = ", ".join(repr(name) for name in SUPPORTED_WIRES)
 
 def test_the_registry_names_every_wire() -> None:
     assert list(SUPPORTED_WIRES) == [
-        "openai-chat", "anthropic-messages", "openai-responses", "gemini", "ollama-chat"]
+        "openai-chat", "anthropic-messages", "openai-responses", "gemini", "ollama-chat",
+        "bedrock-converse", "bedrock-invoke"]
     assert DEFAULT_WIRE == "openai-chat"
     assert SUPPORTED_WIRES["openai-chat"] is ChatCompletions
     assert isinstance(wire_named("openai-chat"), ChatCompletions)

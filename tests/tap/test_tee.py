@@ -13,7 +13,7 @@ import pytest
 
 from tests.tap.server import Stream, serving
 from toolwire.publish import ChunkPublisher
-from toolwire.tap import Httpx2TeeTransport, HttpxTeeTransport, request_fields, wire_of
+from toolwire.tap import Httpx2TeeTransport, HttpxTeeTransport, Tap, request_fields, wire_of
 
 BODY = b'data: {"choices":[]}\n\ndata: [DONE]\n\n'
 
@@ -25,6 +25,10 @@ BODY = b'data: {"choices":[]}\n\ndata: [DONE]\n\n'
     ("/v1/responses", "openai-responses"),
     ("/v1beta/models/gemini-3-pro:streamGenerateContent", "gemini"),
     ("/api/chat", "ollama-chat"),
+    ("/model/anthropic.claude-sonnet-4-5-v1%3A0/converse-stream", "bedrock-converse"),
+    ("/model/us.anthropic.claude-sonnet-4-5-v1:0/invoke-with-response-stream",
+     "bedrock-invoke"),
+    ("/model/amazon.nova-pro-v1:0/converse", None),
     ("/v1/embeddings", None),
     ("/v1/messages/count_tokens", None),
 ])
@@ -44,10 +48,30 @@ def test_the_wire_is_told_by_the_path(path: str, wire: str | None) -> None:
     # A tool without a name (a provider's own tool): the names are no full declaration.
     ({"model": "m", "tools": [{"name": "a"}, {"type": "web_search"}]}, "m", None),
     ({"model": 3, "tools": "x"}, None, None),
+    # Bedrock Converse: the model is in the path, the tools under toolConfig.
+    ({"toolConfig": {"tools": [{"toolSpec": {"name": "a", "inputSchema": {}}},
+                               {"toolSpec": {"name": "b"}}]}}, None, ("a", "b")),
+    ({"toolConfig": {"tools": [{"cachePoint": {"type": "default"}}]}}, None, None),
 ])
 def test_model_and_declared_tools_come_from_the_request(
         body: object, model: str | None, tools: tuple[str, ...] | None) -> None:
     assert request_fields(orjson.dumps(body)) == (model, tools)
+
+
+@pytest.mark.parametrize(("host", "path", "provider", "model"), [
+    ("bedrock-runtime.us-east-1.amazonaws.com",
+     "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream", "bedrock",
+     "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+    ("bedrock-runtime-fips.us-west-2.amazonaws.com",
+     "/model/anthropic.claude-3-haiku-20240307-v1:0/invoke-with-response-stream", "bedrock",
+     "anthropic.claude-3-haiku-20240307-v1:0"),
+    ("bedrock.example.com", "/model/m/converse-stream", "bedrock.example.com", "m"),
+])
+def test_a_bedrock_request_names_its_provider_by_host_and_its_model_by_path(
+        host: str, path: str, provider: str, model: str) -> None:
+    tap = Tap(ChunkPublisher("127.0.0.1:9", "never.used"))
+    meta = tap.meta(None, {}, host, b'{"messages": []}', "bedrock-converse", None, path)
+    assert (meta.provider, meta.model, meta.wire) == (provider, model, "bedrock-converse")
 
 
 @pytest.mark.parametrize("content", [b"", b"not json", b"[1, 2]"])

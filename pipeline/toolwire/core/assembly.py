@@ -21,8 +21,8 @@ from typing import Final, Literal
 import orjson
 
 from toolwire.core.completeness import Completeness
-from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize, malformed
-from toolwire.core.framing import EventFramer, LineOversize, NDJSONFramer
+from toolwire.core.errors import DeadLetter, InternalError, Oversize, malformed
+from toolwire.core.framing import EventFramer, Framer, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import ServerCall
@@ -30,6 +30,7 @@ from toolwire.core.wires import (
     AUTO,
     DEFAULT_WIRE,
     SUPPORTED_WIRES,
+    FinishPolicy,
     ProviderError,
     Wire,
     resolve_wire,
@@ -59,17 +60,24 @@ def _carried_size(value: object) -> int | None:
         return None
 
 
-#: The wires whose bodies are not SSE but NDJSON, which ``auto`` may tell by a first line.
-_NDJSON_WIRES: Final = tuple(w for w in SUPPORTED_WIRES.values()
-                             if issubclass(w.framing, NDJSONFramer))
-
-
-def _json_framed(opening: str, wire: Wire) -> Wire:
-    """The wire whose API frames a stream as JSON opening with ``opening``, else ``wire``."""
+def _openings(wire: Wire) -> tuple[type[EventFramer], ...]:
+    """The framings a body of ``wire`` may be in besides the wire's own, told by the body's
+    opening bytes (:meth:`EventFramer.opens`): the wire's other framings (Gemini's JSON
+    array), or, for ``auto``, every framing a registered wire reads that is not SSE."""
+    if wire.name != AUTO:
+        return type(wire).other_framings
+    framings: list[type[EventFramer]] = []
     for named in SUPPORTED_WIRES.values():
-        if named.json_framing == opening:
-            return named()
-    return wire
+        for framing in (named.framing, *named.other_framings):
+            if framing is not Framer and framing not in framings:
+                framings.append(framing)
+    return tuple(framings)
+
+
+def _reading(framing: type[EventFramer]) -> list[type[Wire]]:
+    """The registered wires that read bodies framed as ``framing``, in registry order."""
+    return [w for w in SUPPORTED_WIRES.values()
+            if w.framing is framing or framing in w.other_framings]
 
 
 class Call:
@@ -185,10 +193,32 @@ class Assembler:
     ``wire`` is a registered wire's name (see :mod:`toolwire.core.wires`) or a wire itself.
     """
 
-    __slots__ = ("_after_end", "_end_event", "_settled", "_sniffed", "body_bytes", "calls",
-                 "choices", "chunks", "end_without_done", "ended", "error", "failure", "framer",
-                 "limits", "model", "repairs", "response_id", "server_calls", "synthesize_ids",
-                 "usage", "wire")
+    __slots__ = (
+        "_after_end",
+        "_end_event",
+        "_head",
+        "_openings",
+        "_probe",
+        "_settled",
+        "body_bytes",
+        "calls",
+        "choices",
+        "chunks",
+        "end_without_done",
+        "ended",
+        "error",
+        "failure",
+        "framer",
+        "limits",
+        "model",
+        "policy",
+        "repairs",
+        "response_id",
+        "server_calls",
+        "synthesize_ids",
+        "usage",
+        "wire",
+    )
 
     def __init__(self, limits: Limits | None = None, synthesize_ids: bool = False,
                  wire: str | Wire = DEFAULT_WIRE, end_without_done: bool = False) -> None:
@@ -203,6 +233,10 @@ class Assembler:
         self.wire: Wire = (resolve_wire(wire) if type(wire) is str or not isinstance(wire, Wire)
                            else wire)
         self.framer: EventFramer = self.wire.new_framer(self.limits)
+        #: The finish policy the decision reads (:meth:`Wire.finish_policy`): per response,
+        #: since a wire may replace it as it reads (Gemini's blocked prompt) and a hand-over
+        #: (:meth:`hand_over`) brings the new wire's.
+        self.policy: FinishPolicy = self.wire.finish_policy()
         self.choices: dict[int, Choice] = {}
         self.calls: dict[tuple[int, int], Call] = {}
         #: Calls the provider ran itself (Anthropic ``server_tool_use``, Responses
@@ -228,9 +262,13 @@ class Assembler:
         self._after_end = 0
         #: The wire has settled what it ties together at the end (:meth:`end`).
         self._settled = False
-        #: ``auto`` on a body opening with ``{``: the bytes so far and SSE's refusal, until
-        #: the first line says whether an NDJSON wire reads it (:meth:`_sniff_line`).
-        self._sniffed: tuple[bytearray, MalformedChunk] | None = None
+        #: Framings the body may be in besides the wire's own (:func:`_openings`); while
+        #: they are, the body's bytes are held in :attr:`_head` until its opening tells
+        #: (:meth:`_open`), and, where the opening alone cannot name the wire (``auto``),
+        #: framed in :attr:`_probe` until its first event does.
+        self._openings = _openings(self.wire)
+        self._head: bytearray | None = bytearray() if self._openings else None
+        self._probe: tuple[EventFramer, list[type[Wire]]] | None = None
 
     @property
     def done(self) -> bool:
@@ -246,9 +284,8 @@ class Assembler:
             if self.body_bytes > self.limits.max_response_bytes:
                 raise Oversize(
                     f"the response is larger than {self.limits.max_response_bytes} bytes")
-            if self._sniffed is not None:
-                self._sniffed[0].extend(data)
-                self._sniff_line()
+            if self._head is not None:
+                self._open(data)
                 return
             self._frame(data)
         except DeadLetter as failure:
@@ -276,46 +313,85 @@ class Assembler:
                 raise
             self.framer.close(count=False)  # nothing after the line is counted either
             return
-        except MalformedChunk as not_sse:
-            # The body is not SSE (a JSON body, told by its first non-blank character): no
-            # event can say the wire, so ``auto`` takes the one whose API frames a stream
-            # that way (Gemini without ?alt=sse), as a named wire would give the record.
-            if self.framer.json_body is not None and self.wire.name == AUTO:
-                if self.framer.json_body == "{" and _NDJSON_WIRES:
-                    # Perhaps NDJSON: the first line tells (see :meth:`_sniff_line`).
-                    self._sniffed = (bytearray(data), not_sse)
-                    self._sniff_line()
-                    return
-                self.wire = _json_framed(self.framer.json_body, self.wire)
-            raise
         if events:
             self._apply(events)
 
-    def _sniff_line(self, ended: bool = False) -> None:
-        """``auto`` on a body that opens with ``{``: once its first line is whole, a wire
-        framed as NDJSON that recognizes it (:meth:`Wire.recognizes`) takes the body from its
-        first byte, with its own framer; otherwise (no line end within the line bound, no
-        wire, the body's end) it is the JSON body SSE found, and the same dead letter.
-        Decided on the first line only, so the record does not depend on the slicing."""
-        assert self._sniffed is not None
-        held, not_sse = self._sniffed
-        cut = held.find(b"\n")
-        if cut < 0 and not ended and len(held) <= self.limits.max_line_bytes:
-            return  # the first line is still arriving
-        self._sniffed = None
-        wire: type[Wire] | None = None
-        if cut >= 0:
-            try:
-                first = orjson.loads(bytes(held[:cut]))
-            except orjson.JSONDecodeError:
-                first = None
-            wire = next((w for w in _NDJSON_WIRES if w.recognizes(first)), None)
-        if wire is None:
-            self.wire = _json_framed("{", self.wire)
-            raise not_sse
-        self.wire = wire()
-        self.framer = self.wire.new_framer(self.limits)
-        self._frame(bytes(held))
+    def _open(self, data: bytes, ended: bool = False) -> None:
+        """Hold the body's bytes until its opening tells its framing (:attr:`_openings`),
+        then frame them all, from the first byte, with that framing, or with the wire's own.
+
+        A framing whose opening proves it (an event-stream prelude with its CRC, a JSON
+        array's ``[``) decides alone when one wire reads it, or when the wire is named; an
+        opening that proves little (NDJSON's ``{``: any JSON body opens so) is decided by the
+        first event, which a wire framed so must recognize (:meth:`Wire.recognizes`; Ollama's
+        lines name ``created_at`` and ``done``). Otherwise (no such wire, the bound or the
+        body's end reached first) the body is read by the wire's own framer, which says what
+        is wrong with it. Decided on the opening and the first event only, and the held bytes
+        are framed again from the start, so the record does not depend on the slicing."""
+        head = self._head
+        assert head is not None
+        head += data
+        if self._probe is not None:
+            self._recognize(data, ended)
+            return
+        waiting = False
+        for framing in self._openings:
+            says = framing.opens(bytes(head))
+            if says:
+                break
+            waiting = waiting or says is None
+        else:
+            if waiting and not ended and len(head) <= self.limits.max_line_bytes:
+                return  # the opening is still arriving
+            self._head = None
+            self._frame(bytes(head))
+            return
+        readers = _reading(framing)
+        if self.wire.name != AUTO or (framing.proves and len(readers) == 1):
+            reader = self.wire if self.wire.name != AUTO else readers[0]()
+            self._take(reader, framing)
+            return
+        self._probe = (framing(self.limits.max_line_bytes), readers)
+        self._recognize(bytes(head), ended)
+
+    def _recognize(self, data: bytes, ended: bool) -> None:
+        """``auto``, a framing chosen by the opening: the first event names the wire."""
+        assert self._probe is not None and self._head is not None
+        probe, readers = self._probe
+        try:
+            events = probe.feed(data)
+        except DeadLetter:  # the body fails before its first event: the first reader's
+            events, ended = [], True
+        if not events and not ended and len(self._head) <= self.limits.max_line_bytes:
+            return  # the first event is still arriving
+        framing = type(probe)
+        reader = next((w for w in readers if events and w.recognizes(events[0])), None)
+        if reader is None and framing.proves:
+            reader = readers[0]
+        self._probe = None
+        if reader is None:  # no wire reads it: the wire's own framer says what it is
+            head, self._head = self._head, None
+            self._frame(bytes(head))
+            return
+        self._take(reader(), framing)
+
+    def _take(self, wire: Wire, framing: type[EventFramer]) -> None:
+        """``wire`` reads the body through ``framing``, from its first byte."""
+        assert self._head is not None
+        head, self._head = self._head, None
+        self.hand_over(wire, wire.new_framer(self.limits, framing))
+        self._frame(bytes(head))
+
+    def hand_over(self, wire: Wire, framer: EventFramer | None = None) -> None:
+        """``wire`` reads the body from here on, under its own finish policy (``auto``): with
+        ``framer``, from the first byte; without, the current framer goes on, keeping the
+        event names if the new wire reads them."""
+        self.wire = wire
+        self.policy = wire.finish_policy()
+        if framer is not None:
+            self.framer = framer
+        else:
+            self.framer.names = wire.reads_event_names
 
     def _apply(self, events: list[bytes]) -> None:
         """Hand the events of one slice to the wire (the one call per slice into it)."""
@@ -348,16 +424,22 @@ class Assembler:
         inside one was cut, whatever came before. Then the wire settles what it ties together
         across the body (:meth:`Wire.settle`), once. Asking again gives the same answer.
         """
-        if self._sniffed is not None and self.failure is None:
+        if self._head is not None and self.failure is None:
             try:
-                self._sniff_line(ended=True)
+                self._open(b"", ended=True)
             except DeadLetter as failure:
                 self.failure = failure
         if not self.ended and self.failure is None:
             last = self.framer.finish()
-            if self.wire.ends(last):
+            try:
+                ended = self.wire.ends(last)
+            except DeadLetter as failure:  # what the wire closes at the end may fail
+                self.failure = failure
+                ended = False
+            if ended:
                 self.end_body()
-            elif self.end_without_done and last is None and self.wire.finished(self):
+            elif (self.failure is None and self.end_without_done and last is None
+                  and self.wire.finished(self)):
                 self.repairs[ENDED_WITHOUT_DONE] += 1
                 self.end_body()
         if not self._settled and self.failure is None:
@@ -382,6 +464,15 @@ class Assembler:
         """The event of this slice (the object the wire was given) that ended the body: the
         events after it are counted (:attr:`frames_after_end`)."""
         self._end_event = event
+
+    def name_response(self, response_id: object, model: object) -> None:
+        """What an event says the response's id and model are: the first of each that is a
+        non-empty string names it (the identity rule, as for a call's); later ones, blank
+        ones and other types change nothing."""
+        if self.response_id is None and accept_identity(response_id):
+            self.response_id = response_id
+        if self.model is None and accept_identity(model):
+            self.model = model
 
     def new_choice(self, index: int) -> Choice:
         """The first mention of choice ``index`` (the wire looks in :attr:`choices` first)."""

@@ -169,7 +169,7 @@ def closed_detail(asm: Assembler, detail: str) -> str:
     """The detail of a ``stream_closed`` dead letter: ``detail``, and, when every choice had
     finished all the same and the provider is not known to never send the end, the wire's
     hint that it may be such a provider (and the setting that says so)."""
-    hint = asm.wire.policy.finished_hint
+    hint = asm.policy.finished_hint
     if hint is None or asm.end_without_done or not asm.wire.finished(asm):
         return detail
     return f"{detail}; {hint}"
@@ -195,7 +195,7 @@ def decide(asm: Assembler, options: Options | None = None,
     done = asm.end()
     if asm.failure is not None:
         return dead_letter(asm, provenance, asm.failure.reason, asm.failure.detail)
-    policy = asm.wire.policy
+    policy = asm.policy
     if not done:
         return dead_letter(asm, provenance, "stream_closed",
                            closed_detail(asm, policy.missing_end))

@@ -30,6 +30,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import re
+import urllib.parse
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -54,9 +56,13 @@ REQUEST_ID_HEADERS: Final = ("x-request-id", "request-id")
 #: The wire of a request, by the end of its path (Gemini's by the method after ``:``).
 WIRES_BY_PATH: Final = (("/chat/completions", "openai-chat"), ("/messages", "anthropic-messages"),
                         ("/responses", "openai-responses"),
-                        (":streamGenerateContent", "gemini"), ("/api/chat", "ollama-chat"))
+                        (":streamGenerateContent", "gemini"), ("/api/chat", "ollama-chat"),
+                        ("/converse-stream", "bedrock-converse"),
+                        ("/invoke-with-response-stream", "bedrock-invoke"))
 #: The content type a streamed body of each wire has (SSE unless named here).
-STREAM_TYPES: Final = {"ollama-chat": "application/x-ndjson"}
+STREAM_TYPES: Final = {"ollama-chat": "application/x-ndjson",
+                       "bedrock-converse": "application/vnd.amazon.eventstream",
+                       "bedrock-invoke": "application/vnd.amazon.eventstream"}
 #: The provider of a request, by its host (else the host itself).
 PROVIDERS_BY_HOST: Final = {
     "api.openai.com": "openai", "api.anthropic.com": "anthropic",
@@ -72,7 +78,16 @@ TERMINALS: Final[dict[str, tuple[bytes, ...]]] = {
                          b'"response.failed"'),
     "gemini": (b'"finishReason"',),
     "ollama-chat": (b'"done":true',),
+    # The ``:event-type`` header's value as event-stream writes it (type 7, length 11).
+    "bedrock-converse": (b"\x07\x00\x0bmessageStop",),
+    # An invoke chunk's bytes are base64: ``{"type":"message_stop"`` begins so.
+    "bedrock-invoke": (b"eyJ0eXBlIjoibWVzc2FnZV9zdG9w",),
 }
+#: Bedrock's runtime hosts (``bedrock-runtime.<region>.amazonaws.com``) are one provider.
+BEDROCK_HOST: Final = re.compile(r"bedrock-runtime(-fips)?\.[a-z0-9-]+\.amazonaws\.com")
+#: The model of a Bedrock request is in its path (``/model/{modelId}/converse-stream``).
+BEDROCK_MODEL: Final = re.compile(
+    r"/model/([^/]+)/(?:converse-stream|invoke-with-response-stream)$")
 #: What a body holds once its wire said how it finishes, while its terminal event may still
 #: be on the way: a client that closes then (LiteLLM's native Anthropic handler stops after
 #: ``message_delta``, before ``message_stop``) gets the rest drained, briefly (below).
@@ -106,6 +121,9 @@ def request_fields(content: bytes) -> tuple[str | None, tuple[str, ...] | None]:
         return None, None
     model = body.get("model")
     tools = body.get("tools")
+    config = body.get("toolConfig")  # Bedrock Converse: toolConfig.tools[].toolSpec
+    if tools is None and type(config) is dict:
+        tools = config.get("tools")
     names: tuple[str, ...] | None = None
     if type(tools) is list:
         found: list[str] = []
@@ -123,10 +141,11 @@ def request_fields(content: bytes) -> tuple[str | None, tuple[str, ...] | None]:
 
 def _tool_names(tool: object) -> list[str] | None:
     """The names one entry of ``tools`` declares: Chat Completions' ``function.name`` or
-    ``custom.name``, Anthropic's and Responses' ``name``, Gemini's functionDeclarations."""
+    ``custom.name``, Anthropic's and Responses' ``name``, Gemini's functionDeclarations,
+    Bedrock Converse's ``toolSpec.name``."""
     if type(tool) is not dict:
         return None
-    for kind in ("function", "custom"):
+    for kind in ("function", "custom", "toolSpec"):
         inner = tool.get(kind)
         if type(inner) is dict and type(inner.get("name")) is str:
             return [inner["name"]]
@@ -352,16 +371,23 @@ class Tap:
         self.session = session
 
     def meta(self, request: Any, headers: Mapping[str, str], host: str, content: bytes,
-             wire: str, content_encoding: str | None) -> RequestMeta:
+             wire: str, content_encoding: str | None, path: str = "") -> RequestMeta:
         """The chunks' headers of one request: its id (its own header, else a new one: a retry
         is another request), provider, wire, model and tools, session, trace context."""
         request_id = next((headers[h] for h in REQUEST_ID_HEADERS if headers.get(h)),
                           None) or f"tap-{uuid.uuid4().hex}"
         model, tools = request_fields(content)
+        if model is None and (in_path := BEDROCK_MODEL.search(path)) is not None:
+            model = urllib.parse.unquote(in_path.group(1))
+        if self.provider is not None:
+            provider = self.provider
+        else:
+            provider = ("bedrock" if BEDROCK_HOST.fullmatch(host)
+                        else PROVIDERS_BY_HOST.get(host, host))
         session = (self.session(request) if self.session is not None else None) or (
             headers.get(self.session_header) if self.session_header else None) or SESSION.get()
         return RequestMeta(request_id=request_id, session_id=session,
-                           provider=self.provider or PROVIDERS_BY_HOST.get(host, host),
+                           provider=provider,
                            model=model, declared_tools=tools, wire=wire,
                            content_encoding=content_encoding,
                            traceparent=headers.get("traceparent") or None)
@@ -379,7 +405,7 @@ class Tap:
         coding = response_headers.get("content-encoding")
         decoder = decoder_for(coding)
         meta = self.meta(request, headers, host, content, wire,
-                         None if decoder is not None else coding)
+                         None if decoder is not None else coding, path)
         return Tee(self.publisher.open_stream(meta), decoder, wire)
 
     def opened(self, request: Any, content: bytes, status: int,

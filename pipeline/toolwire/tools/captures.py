@@ -1,6 +1,6 @@
-"""Captures: a raw response body (``NAME.sse``, or ``NAME.ndjson`` for a wire framed so,
-byte-exact) beside ``NAME.json``, the options to assemble it with and the keys of the record it
-must give.
+"""Captures: a raw response body (``NAME.sse``; ``NAME.ndjson``, ``NAME.eventstream`` or
+``NAME.json-array`` for a wire framed so; byte-exact) beside ``NAME.json``, the options to
+assemble it with and the keys of the record it must give.
 
 A folder of captures is a corpus: the tests hold the assembler to ``tests/core/corpus``, and the
 benchmarks (``ops/bench``) run on the same files. Both read them through this module, so that
@@ -18,7 +18,10 @@ import orjson
 from toolwire.core import Decision, Options
 from toolwire.core.wires import DEFAULT_WIRE
 
-__all__ = ["Capture", "load"]
+__all__ = ["SUFFIXES", "Capture", "load"]
+
+#: The suffix of a capture's body, by its framing.
+SUFFIXES = (".sse", ".ndjson", ".eventstream", ".json-array")
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class Capture:
 def load(folder: Path) -> list[Capture]:
     """Every capture of ``folder``, by name; a body without its ``.json`` is an error."""
     captures = []
-    for sse in sorted([*folder.glob("*.sse"), *folder.glob("*.ndjson")]):
+    for sse in sorted(body for suffix in SUFFIXES for body in folder.glob(f"*{suffix}")):
         spec = orjson.loads(sse.with_suffix(".json").read_bytes())
         opts = spec.get("options") or {}
         tools = opts.get("declared_tools")

@@ -45,6 +45,10 @@ class EventFramer(ABC):
 
     #: The registry name (``sse``, ``ndjson``).
     name: ClassVar[str]
+    #: Whether an opening this framing :meth:`opens` proves the body is framed so (an
+    #: event-stream prelude with its CRC, a JSON array's ``[``), or only allows it (NDJSON's
+    #: ``{``, which any JSON body opens with): then the first event must be recognized too.
+    proves: ClassVar[bool] = False
 
     def __init__(self, max_line_bytes: int, names: bool = True) -> None:
         #: Whether events keep their names (SSE's ``event:`` lines); framings without names
@@ -107,6 +111,14 @@ class EventFramer(ABC):
     @abstractmethod
     def pending(self) -> bool:
         """Whether bytes of an unfinished event are held."""
+
+    @classmethod
+    def opens(cls, head: bytes) -> bool | None:
+        """Whether a body that begins with ``head`` is framed this way, by its opening bytes
+        alone (``None``: too few bytes yet to say). How a wire that reads more than one
+        framing (Gemini: SSE, or a JSON array without ``?alt=sse``), and ``auto``, tell a
+        body's framing before framing it. A framing that cannot tell says no."""
+        return False
 
     @staticmethod
     @abstractmethod

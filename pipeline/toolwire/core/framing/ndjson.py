@@ -73,6 +73,14 @@ class NDJSONFramer(EventFramer):
     def pending(self) -> bool:
         return not self.closed and any(piece.strip() for piece in self._tail)
 
+    @classmethod
+    def opens(cls, head: bytes) -> bool | None:
+        """A body whose first non-blank character is ``{`` may be NDJSON (or any JSON body:
+        :attr:`proves` is false, the first line must be recognized); blank so far: not yet
+        known."""
+        first = head.lstrip(b" \t\r\n")[:1]
+        return None if not first else first == b"{"
+
     @staticmethod
     def split(body: bytes) -> list[bytes]:
         """``body`` cut after each line end (``\n``); blank lines stay with the line before

@@ -8,8 +8,10 @@ names, rather than falling back to a default that would read the body under the 
 
 ``auto`` lets the body say which wire it is. With one wire registered there is nothing to
 detect and ``auto`` is that wire; with several, :class:`~toolwire.core.wires._auto.Auto` looks
-at the first event, puts the wire it recognizes into ``asm.wire`` and hands the events over
-(the assembler reads ``asm.wire`` on every slice, and the decision reads the policy from it).
+at the first event and hands the body over to the wire it recognizes
+(:meth:`~toolwire.core.assembly.Assembler.hand_over`: the assembler reads ``asm.wire`` on every
+slice, and the decision reads the response's policy, which the hand-over brings). A body that
+is not SSE is told before that, by its opening bytes (see ``Assembler._open``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Final
 
 from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire
 from toolwire.core.wires.anthropic_messages import AnthropicMessages
+from toolwire.core.wires.bedrock_converse import BedrockConverse
+from toolwire.core.wires.bedrock_invoke import BedrockInvoke
 from toolwire.core.wires.chat_completions import ChatCompletions
 from toolwire.core.wires.gemini import Gemini
 from toolwire.core.wires.ollama_chat import OllamaChat
@@ -33,6 +37,8 @@ SUPPORTED_WIRES: Final[dict[str, type[Wire]]] = {
     OpenAIResponses.name: OpenAIResponses,
     Gemini.name: Gemini,
     OllamaChat.name: OllamaChat,
+    BedrockConverse.name: BedrockConverse,
+    BedrockInvoke.name: BedrockInvoke,
 }
 DEFAULT_WIRE: Final = ChatCompletions.name
 #: The name that lets the body say which wire it is (see :func:`resolve_wire`).

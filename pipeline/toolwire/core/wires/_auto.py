@@ -10,21 +10,21 @@ as if it had been named. A first event no rule recognizes goes to the default wi
 checks then say what is wrong with it (a body is never read under a guessed wire's laxer
 rules).
 
-A body that is not SSE is told before any of this, by the assembler: one that opens with ``{``
-is NDJSON when a wire framed so recognizes its first whole line (``Wire.recognizes``: Ollama's
-lines name ``created_at`` and ``done``), and that wire reads it with its own framer.
+A body that is not SSE is told before any of this, by the assembler, from its opening bytes
+(:meth:`toolwire.core.framing.EventFramer.opens`): an AWS event-stream prelude is Bedrock's
+(the first message's ``:event-type`` tells ConverseStream from InvokeModel: ``chunk``), a JSON
+array is Gemini's without ``?alt=sse``, and a body opening with ``{`` is NDJSON when a wire
+framed so recognizes its first whole line (``Wire.recognizes``: Ollama's lines name
+``created_at`` and ``done``); that wire then reads the body with its own framer.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import orjson
 
-from toolwire.core.wires._base import FinishPolicy, Wire
-
-if TYPE_CHECKING:
-    from toolwire.core.assembly import Assembler
+from toolwire.core.wires._base import FinishPolicy, Wire, WireTarget
 
 __all__ = ["Auto", "detect"]
 
@@ -65,14 +65,14 @@ class Auto(Wire):
     policy = FinishPolicy(finishes={}, missing_end="the body ended before any event said "
                                                    "which wire it is")
 
-    def apply(self, asm: Assembler, events: list[bytes]) -> None:
+    def apply(self, asm: WireTarget, events: list[bytes]) -> None:
         from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
 
         named = detect(events[0]) if events else None
         wire = SUPPORTED_WIRES.get(named or DEFAULT_WIRE) or SUPPORTED_WIRES[DEFAULT_WIRE]
-        asm.wire = wire()
-        asm.framer.names = asm.wire.reads_event_names  # from the next slice on
-        asm.wire.apply(asm, events)
+        reader = wire()
+        asm.hand_over(reader)  # event names are kept from the next slice on
+        reader.apply(asm, events)
 
     def ends(self, last: bytes | None) -> bool:
         return False

@@ -14,16 +14,17 @@ the events the framer completed) and one at the end (:meth:`Wire.ends`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol
 
 from toolwire.core.framing import EventFramer, Framer
 from toolwire.core.limits import Limits
 from toolwire.core.records import Finish
 
 if TYPE_CHECKING:
-    from toolwire.core.assembly import Assembler
+    from toolwire.core.assembly import Call, Choice
+    from toolwire.core.records import ServerCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,66 @@ class FinishPolicy:
         return kind
 
 
+class WireTarget(Protocol):
+    """What a wire may read and do to the assembler: the declared seam, which mypy holds every
+    wire to (a wire's methods take a ``WireTarget``, never the assembler itself).
+
+    A wire reads its API's events into this wire-neutral state and through these methods, so
+    that the rules every wire shares (identity, bounds, index reuse, the response's name) are
+    the assembler's and written once. What is not here (the framer, the repairs of other
+    rules, the body's bytes, the settle and end bookkeeping) a wire may not touch.
+    """
+
+    # -- read only -------------------------------------------------------------------------
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def choices(self) -> Mapping[int, Choice]: ...
+    @property
+    def calls(self) -> Mapping[tuple[int, int], Call]: ...
+    @property
+    def ended(self) -> bool: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def response_id(self) -> str | None: ...
+
+    # -- the slots a wire writes -----------------------------------------------------------
+    #: Events read (a wire counts each it parses).
+    chunks: int
+    #: The provider's error inside the stream (set by :meth:`end_body`; a wire whose API
+    #: states an error without ending the body sets it here).
+    error: ProviderError | None
+    #: The response's usage, verbatim (:meth:`keep_usage` checks it can be carried).
+    usage: dict[str, object] | None
+    #: The finish policy the decision applies (a wire may replace it: Gemini's blocked
+    #: prompt), instead of replacing itself.
+    policy: FinishPolicy
+    #: Counts of the repairs the assembler reports (:class:`toolwire.core.identity.Repair`).
+    repairs: list[int]
+
+    # -- what a wire calls -----------------------------------------------------------------
+    def name_response(self, response_id: object, model: object) -> None: ...
+    def new_choice(self, index: int) -> Choice: ...
+    def start_call(self, choice_index: int, choice: Choice) -> Call: ...
+    def apply_call(self, source: object, choice_index: int, choice: Choice, wire_index: int,
+                   offered_id: object, offered_name: object, arguments: str | None,
+                   kind: Literal["function", "custom"] = "function",
+                   extra: Sequence[tuple[str, object]] | None = None) -> None: ...
+    def replace_arguments(self, call: Call, arguments: str) -> None: ...
+    def keep_provider_fields(self, source: object, call: Call,
+                             extra: Sequence[tuple[str, object]]) -> None: ...
+    def add_server_call(self, source: object, kind: str, call_id: object, name: object,
+                        arguments: str = "", status: object = None) -> ServerCall: ...
+    def set_server_arguments(self, entry: ServerCall, arguments: str) -> None: ...
+    def merge_detail(self, source: object, choice_index: int, choice: Choice, key: Hashable,
+                     entry: dict[str, object], text_field: str | None) -> None: ...
+    def keep_usage(self, source: object, usage: dict[str, object]) -> None: ...
+    def end_body(self, error: ProviderError | None = None) -> None: ...
+    def ended_on(self, event: bytes) -> None: ...
+    def hand_over(self, wire: Wire, framer: EventFramer | None = None) -> None: ...
+
+
 class Wire(ABC):
     """One provider API's event format. A new instance reads one response.
 
@@ -107,13 +168,13 @@ class Wire(ABC):
     #: ``Options.synthesize_ids`` says (Gemini before 3 never sends one: the wire defines no
     #: id to wait for, so a missing one is not a fault of the stream).
     synthesizes_ids: ClassVar[bool] = False
-    #: The first character of the JSON a body of this API is when it is not SSE at all (a
-    #: client that forgot ``?alt=sse``): ``auto`` names such a body's wire by it, though the
-    #: body is still a ``malformed_chunk`` (see :mod:`toolwire.core.framing`).
-    json_framing: ClassVar[str | None] = None
     #: How the wire's API cuts a body into events (SSE for the four wires of 2025; NDJSON for
-    #: Ollama's): the assembler frames the body through a new one of these per response.
+    #: Ollama's; AWS event-stream for Bedrock's): the assembler frames the body through a new
+    #: one of these per response.
     framing: ClassVar[type[EventFramer]] = Framer
+    #: Other framings the same API may send, told by the body's opening bytes
+    #: (:meth:`EventFramer.opens`): Gemini without ``?alt=sse`` streams a JSON array.
+    other_framings: ClassVar[tuple[type[EventFramer], ...]] = ()
     #: Whether the wire reads an event's ``event:`` name. Why not always: the wires that
     #: dispatch on the JSON's own ``type`` (the names are optional behind proxies) would pay
     #: for a named object per event, a third of their framing; without names the framer
@@ -121,19 +182,31 @@ class Wire(ABC):
     reads_event_names: ClassVar[bool] = False
 
     @classmethod
-    def recognizes(cls, first: object) -> bool:
-        """Whether ``first``, the parsed first event of a body framed as this wire frames it,
-        is this wire's: how ``auto`` tells a body that is not SSE (an NDJSON body's first
-        line). The SSE wires are told apart by :func:`toolwire.core.wires._auto.detect`."""
+    def recognizes(cls, first: bytes) -> bool:
+        """Whether ``first``, the first event of a body framed as this wire frames it, is
+        this wire's: how ``auto`` tells a body that is not SSE when its opening does not
+        name the wire (an NDJSON line; an event-stream message: ConverseStream's or
+        InvokeModel's). The SSE wires are told apart by
+        :func:`toolwire.core.wires._auto.detect`."""
         return False
 
+    def finish_policy(self) -> FinishPolicy:
+        """The policy a response of this wire starts with (the assembler's
+        :attr:`~toolwire.core.assembly.Assembler.policy`, which the decision reads): its
+        class's, or, for a wire that carries another's events (``bedrock-invoke``), the
+        carried wire's. A wire may replace the response's policy as it reads (Gemini's
+        blocked prompt) instead of replacing itself."""
+        return self.policy
+
     @classmethod
-    def new_framer(cls, limits: Limits) -> EventFramer:
-        """The framer one response of this wire is read through."""
-        return cls.framing(limits.max_line_bytes, names=cls.reads_event_names)
+    def new_framer(cls, limits: Limits,
+                   framing: type[EventFramer] | None = None) -> EventFramer:
+        """The framer one response of this wire is read through (its own framing, or one of
+        its :attr:`other_framings`)."""
+        return (framing or cls.framing)(limits.max_line_bytes, names=cls.reads_event_names)
 
     @abstractmethod
-    def apply(self, asm: Assembler, events: list[bytes]) -> None:
+    def apply(self, asm: WireTarget, events: list[bytes]) -> None:
         """Apply the events one slice completed (see :mod:`toolwire.core.framing`)."""
 
     @abstractmethod
@@ -141,9 +214,11 @@ class Wire(ABC):
         """The body is over and no event ended it: whether it still ended explicitly.
 
         ``last`` is the data of an event left unterminated at the end (``None``: none was).
+        A :class:`~toolwire.core.errors.DeadLetter` raised here (what the wire closes at the
+        end proves the response untrustworthy) is the response's.
         """
 
-    def finished(self, asm: Assembler) -> bool:
+    def finished(self, asm: WireTarget) -> bool:
         """The body is over without the wire's explicit end: whether what it said shows it
         finished anyway (Chat Completions: every choice that began sent its finish reason).
 
@@ -153,7 +228,7 @@ class Wire(ABC):
         """
         return False
 
-    def settle(self, asm: Assembler) -> None:
+    def settle(self, asm: WireTarget) -> None:
         """The body is over: tie together what the body sent apart, in whatever order (a
         reasoning entry and the call it names). Called once, before the decision; a
         :class:`toolwire.core.errors.DeadLetter` it raises is the response's. Most wires tie

@@ -33,18 +33,19 @@ import json
 from typing import TYPE_CHECKING, Final, TypedDict, cast
 
 from toolwire.core.errors import malformed
-from toolwire.core.identity import ABSENT, accept_identity
+from toolwire.core.identity import ABSENT
 from toolwire.core.wires._base import (
     BY_CALLS,
     ERROR_MESSAGE_CHARS,
     FinishPolicy,
     ProviderError,
     Wire,
+    WireTarget,
 )
 from toolwire.core.wires._shared import parse_object
 
 if TYPE_CHECKING:
-    from toolwire.core.assembly import Assembler, Call, Choice
+    from toolwire.core.assembly import Call, Choice
     from toolwire.core.records import ServerCall
 
 #: A trailer some gateways (OpenRouter) send after ``message_stop``: accepted, not the end.
@@ -194,7 +195,7 @@ class AnthropicMessages(Wire):
         self._pending: dict[int, list[WireEvent]] = {}
         self._choice: Choice | None = None
 
-    def apply(self, asm: Assembler, events: list[bytes]) -> None:
+    def apply(self, asm: WireTarget, events: list[bytes]) -> None:
         for payload in events:
             if payload == DONE:
                 continue
@@ -239,29 +240,22 @@ class AnthropicMessages(Wire):
 
     # -- the walk -----------------------------------------------------------------------------
 
-    def _choice_of(self, asm: Assembler) -> Choice:
+    def _choice_of(self, asm: WireTarget) -> Choice:
         """Choice 0, the only one of this wire (made by the first event that needs it)."""
         choice = self._choice
         if choice is None:
             choice = self._choice = asm.choices.get(0) or asm.new_choice(0)
         return choice
 
-    def _message_start(self, asm: Assembler, event: WireEvent) -> None:
+    def _message_start(self, asm: WireTarget, event: WireEvent) -> None:
         message = event.get("message")
         if type(message) is not dict:
             raise malformed(event, "'message' is not an object")
         self._choice_of(asm)
-        if asm.response_id is None:
-            rid = message.get("id")
-            if accept_identity(rid):
-                asm.response_id = rid
-        if asm.model is None:
-            model = message.get("model")
-            if accept_identity(model):
-                asm.model = model
+        asm.name_response(message.get("id"), message.get("model"))
         self._usage(asm, event, message.get("usage"))
 
-    def _message_delta(self, asm: Assembler, event: WireEvent) -> None:
+    def _message_delta(self, asm: WireTarget, event: WireEvent) -> None:
         stop = cast("WireStop | None", event.get("delta"))
         if stop is not None:
             if type(stop) is not dict:
@@ -274,7 +268,7 @@ class AnthropicMessages(Wire):
         self._usage(asm, event, event.get("usage"))
 
     @staticmethod
-    def _usage(asm: Assembler, event: WireEvent, usage: object) -> None:
+    def _usage(asm: WireTarget, event: WireEvent, usage: object) -> None:
         """The last usage object wins, verbatim (``message_start``'s, then ``message_delta``'s,
         which is cumulative)."""
         if usage is None:
@@ -283,7 +277,7 @@ class AnthropicMessages(Wire):
             raise malformed(event, "'usage' is not an object")
         asm.keep_usage(event, usage)
 
-    def _start(self, asm: Assembler, event: WireEvent) -> None:
+    def _start(self, asm: WireTarget, event: WireEvent) -> None:
         index = _block_index(event)
         block = event.get("content_block")
         if type(block) is not dict:
@@ -317,7 +311,7 @@ class AnthropicMessages(Wire):
             for delta in early:
                 self._delta(asm, delta)
 
-    def _delta(self, asm: Assembler, event: WireEvent) -> None:
+    def _delta(self, asm: WireTarget, event: WireEvent) -> None:
         index = event.get("index")
         if type(index) is not int or index < 0:
             raise malformed(event, "a block 'index' is not a non-negative integer")
@@ -362,14 +356,14 @@ class AnthropicMessages(Wire):
             raise malformed(event, "'delta.type' is not a string")
 
     @staticmethod
-    def _close_server(asm: Assembler, block: _Block) -> None:
+    def _close_server(asm: WireTarget, block: _Block) -> None:
         """A server call's streamed arguments, joined, replace its start input."""
         if block.server is not None:
             joined = "".join(block.fragments)
             block.fragments = [joined]
             asm.set_server_arguments(block.server, joined)
 
-    def _end(self, asm: Assembler, event: WireEvent, error: ProviderError | None) -> None:
+    def _end(self, asm: WireTarget, event: WireEvent, error: ProviderError | None) -> None:
         """``message_stop`` or an ``error`` event: the response is over."""
         if self._pending and error is None:
             index = next(iter(self._pending))

@@ -38,11 +38,17 @@ import orjson
 from toolwire.core.errors import MalformedChunk, malformed
 from toolwire.core.framing import event_name
 from toolwire.core.identity import ABSENT, Repair, accept_identity
-from toolwire.core.wires._base import ERROR_MESSAGE_CHARS, FinishPolicy, ProviderError, Wire
+from toolwire.core.wires._base import (
+    ERROR_MESSAGE_CHARS,
+    FinishPolicy,
+    ProviderError,
+    Wire,
+    WireTarget,
+)
 from toolwire.core.wires._shared import DONE, parse_object
 
 if TYPE_CHECKING:
-    from toolwire.core.assembly import Assembler, Choice
+    from toolwire.core.assembly import Choice
 
 #: The payload of the last event: ``data: [DONE]``.
 #: The ``object`` of Perplexity's last chunk: an explicit end, as ``data: [DONE]`` is.
@@ -228,7 +234,7 @@ def _diagnosed(chunk: WireChunk, payload: bytes) -> MalformedChunk | None:
     return None if why is None else malformed(payload, why)
 
 
-def apply_chunk(asm: Assembler, chunk: WireChunk) -> None:
+def apply_chunk(asm: WireTarget, chunk: WireChunk) -> None:
     """Apply one parsed chunk.
 
     The walk trusts the shape and lets a wrong type fail on its own (a ``.get`` on a list,
@@ -237,14 +243,8 @@ def apply_chunk(asm: Assembler, chunk: WireChunk) -> None:
     path as much as the walk itself.
     """
     asm.chunks += 1
-    if asm.model is None:
-        model = chunk.get("model")
-        if accept_identity(model):
-            asm.model = model
-    if asm.response_id is None:
-        rid = chunk.get("id")
-        if accept_identity(rid):
-            asm.response_id = rid
+    if asm.model is None or asm.response_id is None:
+        asm.name_response(chunk.get("id"), chunk.get("model"))
     usage = chunk.get("usage")
     if usage is not None:
         if type(usage) is not dict:
@@ -316,7 +316,7 @@ def apply_chunk(asm: Assembler, chunk: WireChunk) -> None:
             raise malformed(chunk, "'tool_calls' is not a list")
 
 
-def _merge_details(asm: Assembler, chunk: WireChunk, choice_index: int, choice: Choice,
+def _merge_details(asm: WireTarget, chunk: WireChunk, choice_index: int, choice: Choice,
                    details: object) -> None:
     """Merge a delta's ``reasoning_details`` pieces into the choice's entries."""
     if type(details) is not list:
@@ -333,7 +333,7 @@ def _merge_details(asm: Assembler, chunk: WireChunk, choice_index: int, choice: 
                          DETAIL_TEXT.get(kind))
 
 
-def _apply_call(asm: Assembler, chunk: WireChunk, choice_index: int, choice: Choice,
+def _apply_call(asm: WireTarget, chunk: WireChunk, choice_index: int, choice: Choice,
                 position: int, entry: WireToolCall) -> None:
     """Read one tool-call entry into what it offers, then hand that to the assembler."""
     wire_index = entry.get("index")
@@ -406,7 +406,7 @@ class ChatCompletions(Wire):
                        "complete"),
     )
 
-    def apply(self, asm: Assembler, events: list[bytes]) -> None:
+    def apply(self, asm: WireTarget, events: list[bytes]) -> None:
         for payload in events:
             if payload == DONE:
                 asm.end_body()
@@ -437,12 +437,12 @@ class ChatCompletions(Wire):
         not a malformed chunk)."""
         return last == DONE
 
-    def finished(self, asm: Assembler) -> bool:
+    def finished(self, asm: WireTarget) -> bool:
         """Every choice that began sent its finish reason (and one began at all)."""
         choices = asm.choices
         return bool(choices) and all(c.finish_reason is not None for c in choices.values())
 
-    def settle(self, asm: Assembler) -> None:
+    def settle(self, asm: WireTarget) -> None:
         """A ``reasoning_details`` entry whose ``id`` is a call's id goes into that call's
         ``provider_fields`` too (OpenRouter sends Gemini 3's signature one chunk before its
         call, or after it): the call's turn cannot be sent back without it."""

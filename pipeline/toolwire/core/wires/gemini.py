@@ -49,8 +49,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypedDict, cast
 import orjson
 from orjson import JSONDecodeError, loads
 
-from toolwire.core.errors import DeadLetter, Oversize, malformed
-from toolwire.core.identity import ABSENT, accept_identity
+from toolwire.core.errors import Oversize, malformed
+from toolwire.core.framing import EventFramer
+from toolwire.core.framing.json_array import JSONArrayFramer
+from toolwire.core.identity import ABSENT
 from toolwire.core.limits import SHALLOW_JSON_BYTES
 from toolwire.core.wires._base import (
     BY_CALLS,
@@ -58,18 +60,19 @@ from toolwire.core.wires._base import (
     FinishPolicy,
     ProviderError,
     Wire,
+    WireTarget,
 )
 from toolwire.core.wires._shared import DONE
 
 if TYPE_CHECKING:
-    from toolwire.core.assembly import Assembler, Call, Choice
+    from toolwire.core.assembly import Call, Choice
 
 #: Finish reasons that withhold the calls as an error of the model's call (never ``stop``:
 #: LiteLLM maps them to stop, #21744).
 ERROR_FINISHES: Final = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL",
                                    "TOO_MANY_TOOL_CALLS"})
 #: Finish reasons that are a content filter (every block reason is one too: see
-#: :class:`_BlockedPrompt`).
+#: :data:`BLOCKED_PROMPT`).
 FILTER_FINISHES: Final = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT",
                                     "SPII"})
 #: Error statuses Google marks as transient.
@@ -296,14 +299,13 @@ class Gemini(Wire):
         no_reason="other",
     )
     synthesizes_ids = True
-    #: Without ``?alt=sse`` the endpoint frames its chunks as one JSON array, which no other
-    #: wire's API sends for a stream: ``auto`` takes such a body for Gemini's (it is still a
-    #: ``malformed_chunk``: the body is not SSE; see :mod:`toolwire.core.framing`).
-    json_framing: ClassVar[str | None] = "["
+    #: Without ``?alt=sse`` (the REST default) the endpoint streams its chunks as one JSON
+    #: array, told by its ``[``: the same chunks, the same record.
+    other_framings: ClassVar[tuple[type[EventFramer], ...]] = (JSONArrayFramer,)
 
     def __init__(self) -> None:
         #: The assembler this wire reads into (known from the first slice on).
-        self._asm: Assembler | None = None
+        self._asm: WireTarget | None = None
         #: A chunk with a finishReason arrived: the end of the body is then its end.
         self._finished = False
         #: Per choice, its open streamed call (Vertex ``partialArgs``).
@@ -313,7 +315,7 @@ class Gemini(Wire):
         #: (an error chunk replaces it).
         self._stated: ProviderError | None = None
 
-    def apply(self, asm: Assembler, events: list[bytes]) -> None:
+    def apply(self, asm: WireTarget, events: list[bytes]) -> None:
         """The hot path: a chunk of one candidate with text parts is read here, in one
         function; anything else (calls, finish reasons, other parts) in the methods below."""
         self._asm = asm
@@ -396,28 +398,18 @@ class Gemini(Wire):
         left unterminated is a body cut short (half a JSON object is a dropped connection),
         except a bare ``[DONE]``. The open call closes here either way."""
         if self._asm is not None:
-            try:
-                self._close_all(self._asm)
-            except DeadLetter as failure:
-                self._asm.failure = failure
-                return False
+            self._close_all(self._asm)  # a DeadLetter here is the response's
         return self._finished and (last is None or bytes(last) == DONE)
 
     # -- the walk ----------------------------------------------------------------------------
 
     @staticmethod
-    def _envelope(asm: Assembler, chunk: WireChunk) -> None:
+    def _envelope(asm: WireTarget, chunk: WireChunk) -> None:
         """The response's id and model, from the first chunk that names them."""
-        rid = chunk.get("responseId")
-        if asm.response_id is None and accept_identity(rid):
-            asm.response_id = rid
-        if asm.model is None:
-            model = chunk.get("modelVersion")
-            if accept_identity(model):
-                asm.model = model
+        asm.name_response(chunk.get("responseId"), chunk.get("modelVersion"))
 
     @staticmethod
-    def _choice(asm: Assembler, chunk: WireChunk, index: object, position: int
+    def _choice(asm: WireTarget, chunk: WireChunk, index: object, position: int
                 ) -> tuple[int, Choice]:
         """A candidate not seen yet, or whose ``index`` is null (its position then)."""
         if index is None:
@@ -437,7 +429,7 @@ class Gemini(Wire):
         if parts is not None and type(parts) is not list:
             raise malformed(chunk, "'parts' is not a list")
 
-    def _apply_feedback(self, asm: Assembler, chunk: WireChunk) -> None:
+    def _apply_feedback(self, asm: WireTarget, chunk: WireChunk) -> None:
         """A chunk without candidates: a ``blockReason`` (the prompt was blocked) ends it."""
         feedback = chunk.get("promptFeedback")
         if feedback is None:
@@ -451,9 +443,9 @@ class Gemini(Wire):
             self._end(asm)
             # Every block reason is a content filter, OTHER and IMAGE_SAFETY included, which
             # as finish reasons mean other: the decision reads the blocked prompt's policy.
-            asm.wire = _BlockedPrompt()
+            asm.policy = BLOCKED_PROMPT
 
-    def _finish(self, asm: Assembler, chunk: WireChunk, index: int, choice: Choice,
+    def _finish(self, asm: WireTarget, chunk: WireChunk, index: int, choice: Choice,
                 candidate: WireCandidate) -> None:
         finish = _string(chunk, candidate, "finishReason")
         if finish:
@@ -462,7 +454,7 @@ class Gemini(Wire):
             if index == 0:
                 self._state_finish(asm, finish, _string(chunk, candidate, "finishMessage"))
 
-    def _state_finish(self, asm: Assembler, finish: str, message: str | None) -> None:
+    def _state_finish(self, asm: WireTarget, finish: str, message: str | None) -> None:
         """An error-class finish reason keeps its ``finishMessage`` as the record's
         ``error_message`` (req_llm #935 dropped it): as an error of its own code, which is
         what the policy makes of that reason anyway (finish error, calls withheld)."""
@@ -472,7 +464,7 @@ class Gemini(Wire):
             asm.error = self._stated = ProviderError(finish, message[:ERROR_MESSAGE_CHARS],
                                                      retryable=False)
 
-    def _apply_part(self, asm: Assembler, chunk: WireChunk, index: int, choice: Choice,
+    def _apply_part(self, asm: WireTarget, chunk: WireChunk, index: int, choice: Choice,
                     part: WirePart) -> None:
         if type(part) is not dict:
             raise malformed(chunk, "a part is not an object")
@@ -491,7 +483,7 @@ class Gemini(Wire):
             asm.add_server_call(chunk, SERVER_PART, code.get("id"), None, compact(code, chunk))
         # codeExecutionResult (a server call's result), inlineData, fileData...: not read.
 
-    def _apply_function_call(self, asm: Assembler, chunk: WireChunk, index: int,
+    def _apply_function_call(self, asm: WireTarget, chunk: WireChunk, index: int,
                              choice: Choice, part: WirePart,
                              function_call: WireFunctionCall) -> None:
         if not function_call:  # {}: closes the open call, and only that
@@ -533,7 +525,7 @@ class Gemini(Wire):
         if pieces is not None:
             self._apply_pieces(asm, chunk, streamed, pieces)
 
-    def _apply_pieces(self, asm: Assembler, chunk: WireChunk, streamed: _Streamed,
+    def _apply_pieces(self, asm: WireTarget, chunk: WireChunk, streamed: _Streamed,
                       pieces: object) -> None:
         """Apply one part's ``partialArgs`` to the open call's arguments tree, in order."""
         if type(pieces) is not list:
@@ -588,17 +580,17 @@ class Gemini(Wire):
 
     # -- closing -----------------------------------------------------------------------------
 
-    def _close(self, asm: Assembler, index: int) -> None:
+    def _close(self, asm: WireTarget, index: int) -> None:
         """The open call of a choice is over: its arguments are written out, once."""
         streamed = self._open.pop(index, None)
         if streamed is not None:
             asm.replace_arguments(streamed.call, compact(streamed.root, streamed.root))
 
-    def _close_all(self, asm: Assembler) -> None:
+    def _close_all(self, asm: WireTarget) -> None:
         for index in list(self._open):
             self._close(asm, index)
 
-    def _end(self, asm: Assembler, error: ProviderError | None = None,
+    def _end(self, asm: WireTarget, error: ProviderError | None = None,
              status: object = None) -> None:
         """An explicit end (an error chunk, a block reason, ``[DONE]``): nothing after it is
         read. An error replaces the one a ``finishMessage`` stated; before any finish reason,
@@ -613,10 +605,6 @@ class Gemini(Wire):
         asm.end_body(error)
 
 
-class _BlockedPrompt(Gemini):
-    """A response that ended on ``promptFeedback.blockReason``: read no further, and decided
-    under a policy where every reason is a content filter with its own code."""
-
-    __slots__ = ()
-
-    policy = replace(Gemini.policy, finishes={}, unlisted="content_filter")
+#: The policy of a response that ended on ``promptFeedback.blockReason``: every reason is a
+#: content filter with its own code.
+BLOCKED_PROMPT: Final = replace(Gemini.policy, finishes={}, unlisted="content_filter")

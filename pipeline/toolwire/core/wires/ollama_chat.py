@@ -39,17 +39,18 @@ from orjson import JSONDecodeError, loads
 
 from toolwire.core.errors import malformed
 from toolwire.core.framing import EventFramer, NDJSONFramer
-from toolwire.core.identity import ABSENT, accept_identity
+from toolwire.core.identity import ABSENT
 from toolwire.core.wires._base import (
     BY_CALLS,
     ERROR_MESSAGE_CHARS,
     FinishPolicy,
     ProviderError,
     Wire,
+    WireTarget,
 )
 
 if TYPE_CHECKING:
-    from toolwire.core.assembly import Assembler, Choice
+    from toolwire.core.assembly import Choice
 
 #: The metrics of the ``done: true`` line, kept as the response's usage (those present).
 USAGE_FIELDS: Final = ("total_duration", "load_duration", "prompt_eval_count",
@@ -80,11 +81,15 @@ class OllamaChat(Wire):
     synthesizes_ids = True
 
     @classmethod
-    def recognizes(cls, first: object) -> bool:
+    def recognizes(cls, first: bytes) -> bool:
         """Every line Ollama streams names its time and whether it is the last."""
-        return type(first) is dict and "created_at" in first and "done" in first
+        try:
+            line = loads(first)
+        except JSONDecodeError:
+            return False
+        return type(line) is dict and "created_at" in line and "done" in line
 
-    def apply(self, asm: Assembler, events: list[bytes]) -> None:
+    def apply(self, asm: WireTarget, events: list[bytes]) -> None:
         for line in events:
             try:
                 chunk = loads(line)
@@ -94,9 +99,7 @@ class OllamaChat(Wire):
                 raise malformed(line, "not a JSON object")
             asm.chunks += 1
             if asm.model is None:
-                model = chunk.get("model")
-                if accept_identity(model):
-                    asm.model = model
+                asm.name_response(None, chunk.get("model"))  # Ollama sends no response id
             choice = asm.choices.get(0) or asm.new_choice(0)
             error = chunk.get("error")
             if error is not None:
@@ -121,7 +124,7 @@ class OllamaChat(Wire):
         return False
 
     @staticmethod
-    def _message(asm: Assembler, chunk: dict[str, object], choice: Choice,
+    def _message(asm: WireTarget, chunk: dict[str, object], choice: Choice,
                  message: dict[str, object]) -> None:
         for key, into in (("content", choice.content), ("thinking", choice.reasoning)):
             text = message.get(key)
@@ -161,7 +164,7 @@ class OllamaChat(Wire):
             asm.replace_arguments(choice.wire_index[wire_index], text)
 
     @staticmethod
-    def _done(asm: Assembler, chunk: dict[str, object], choice: Choice) -> None:
+    def _done(asm: WireTarget, chunk: dict[str, object], choice: Choice) -> None:
         reason = chunk.get("done_reason")
         if type(reason) is str and reason:
             choice.finish_reason = reason
@@ -173,7 +176,7 @@ class OllamaChat(Wire):
         asm.end_body()
 
     @staticmethod
-    def _error(asm: Assembler, chunk: dict[str, object], error: object) -> None:
+    def _error(asm: WireTarget, chunk: dict[str, object], error: object) -> None:
         if type(error) is str:
             message: str | None = error[:ERROR_MESSAGE_CHARS]
         elif type(error) is dict and type(error.get("message")) is str:

@@ -50,11 +50,12 @@ from toolwire.core.wires._base import (
     FinishPolicy,
     ProviderError,
     Wire,
+    WireTarget,
 )
 from toolwire.core.wires._shared import DONE
 
 if TYPE_CHECKING:
-    from toolwire.core.assembly import Assembler, Call, Choice
+    from toolwire.core.assembly import Call, Choice
     from toolwire.core.records import ServerCall
 
 __all__ = ["OpenAIResponses", "provider_error"]
@@ -219,7 +220,7 @@ class OpenAIResponses(Wire):
         self._fed: dict[int, tuple[str, Call]] = {}
         self._texts: dict[str, list[str]] = {}
 
-    def apply(self, asm: Assembler, events: list[bytes]) -> None:
+    def apply(self, asm: WireTarget, events: list[bytes]) -> None:
         seen, fed_by, texts, choice = self._seen, self._fed, self._texts, self._choice
         for payload in events:
             if payload == DONE:  # a trailer some gateways send; only the terminal event ends
@@ -268,7 +269,7 @@ class OpenAIResponses(Wire):
                 asm.ended_on(payload)
                 return
 
-    def _event(self, asm: Assembler, event: WireEvent, kind: str, payload: bytes) -> None:
+    def _event(self, asm: WireTarget, event: WireEvent, kind: str, payload: bytes) -> None:
         feed = _FEEDS.get(kind)
         if feed is not None:
             delta = _text(event, "delta", payload)
@@ -303,14 +304,14 @@ class OpenAIResponses(Wire):
 
     # -- items -------------------------------------------------------------------------------
 
-    def _choice_of(self, asm: Assembler) -> Choice:
+    def _choice_of(self, asm: WireTarget) -> Choice:
         choice = self._choice
         if choice is None:
             choice = self._choice = asm.choices.get(0) or asm.new_choice(0)
             self._texts.update({kind: getattr(choice, field) for kind, field in _TEXT.items()})
         return choice
 
-    def _item(self, asm: Assembler, index: int, item: WireItem, done: bool,
+    def _item(self, asm: WireTarget, index: int, item: WireItem, done: bool,
               payload: bytes) -> None:
         """An item added (or done): start what it is at ``index``, or update what it was."""
         kind = item.get("type")
@@ -378,7 +379,7 @@ class OpenAIResponses(Wire):
                 return orjson.dumps(action).decode()
         return value
 
-    def _feed(self, asm: Assembler, index: int, feed: _Feed, delta: str, payload: bytes) -> None:
+    def _feed(self, asm: WireTarget, index: int, feed: _Feed, delta: str, payload: bytes) -> None:
         slot = self._items.get(index)
         if slot is None:  # before its item: kept until the item is added
             self._early.setdefault(index, []).append((feed, delta))
@@ -396,7 +397,7 @@ class OpenAIResponses(Wire):
         raise malformed(payload, f"a {feed} delta for output_index {index}, whose item does "
                                  "not take it")
 
-    def _replace(self, asm: Assembler, index: int, whole: str, payload: bytes) -> None:
+    def _replace(self, asm: WireTarget, index: int, whole: str, payload: bytes) -> None:
         """An item's whole value arrived: it is final."""
         slot = self._items.get(index)
         if slot is None:
@@ -411,19 +412,16 @@ class OpenAIResponses(Wire):
     # -- the response ------------------------------------------------------------------------
 
     @staticmethod
-    def _identify(asm: Assembler, event: WireEvent, payload: bytes) -> WireResponse | None:
+    def _identify(asm: WireTarget, event: WireEvent, payload: bytes) -> WireResponse | None:
         response = event.get("response")
         if response is None:
             return None
         if type(response) is not dict:
             raise malformed(payload, "'response' is not an object")
-        if asm.response_id is None and type(response.get("id")) is str and response["id"]:
-            asm.response_id = response["id"]
-        if asm.model is None and type(response.get("model")) is str and response["model"]:
-            asm.model = response["model"]
+        asm.name_response(response.get("id"), response.get("model"))
         return response
 
-    def _end(self, asm: Assembler, event: WireEvent, reason: str, payload: bytes) -> None:
+    def _end(self, asm: WireTarget, event: WireEvent, reason: str, payload: bytes) -> None:
         """The terminal event: the finish reason, the usage, the failure; the body ends."""
         if self._early:
             index = min(self._early)

@@ -1559,9 +1559,11 @@ def gemini_code_execution_then_client_call() -> Capture:
 
 @case
 def gemini_json_array_body() -> Capture:
-    # streamGenerateContent WITHOUT alt=sse answers a JSON array of responses (pretty-printed,
-    # elements separated by ",\r\n"), not SSE: no data: line at all.  A non-SSE body is
-    # malformed_chunk (never stream_closed, never an empty response); nothing was assembled.
+    # streamGenerateContent WITHOUT alt=sse (the REST default) answers a JSON array of
+    # responses (pretty-printed, elements separated by ",\r\n"), not SSE: no data: line at
+    # all.  Issue 22: the wire reads that framing too (its opening "[" tells it), and the
+    # chunks give the record they give over SSE: one call, no id (synthesized from the
+    # responseId and ordinal 0), STOP with a call -> tool_calls.
     s = Studio("Lq2oaMt6Ju8Lv0Nx2Pz4Rb6", "gemini-2.5-flash")
     first = s.chunk([call_part(fc("get_weather", {"city": "Oslo"}))], studio_usage(40, 8))
     last = s.chunk([text("")], studio_usage(40, 8), "STOP")
@@ -1571,11 +1573,18 @@ def gemini_json_array_body() -> Capture:
     return Capture(
         description="The JSON-array framing of streamGenerateContent without alt=sse.",
         source=f"{WIRES} ('Without alt=sse the endpoint returns a JSON array'); {ISSUE} "
-        "'Output' (a non-SSE body -> malformed_chunk)",
+        "'Output' (issue 22: the JSON-array framing, read)",
         shape="Gemini JSON-array body (non-SSE)",
-        proves="a non-SSE body is a malformed_chunk dead letter, not stream_closed",
+        proves="a JSON-array body gives the record of the same chunks over SSE",
         body=body,
-        expect=dead_letter("malformed_chunk", []),
+        expect=assembled(
+            finish="tool_calls",
+            finish_reason="STOP",
+            tool_calls=[call(0, synthesized_id("Lq2oaMt6Ju8Lv0Nx2Pz4Rb6", 0), "get_weather",
+                             '{"city":"Oslo"}', id_synthesized=True)],
+            response_id="Lq2oaMt6Ju8Lv0Nx2Pz4Rb6",
+            model="gemini-2.5-flash",
+        ),
     )
 
 
@@ -1688,7 +1697,7 @@ Framing follows the servers: Gemini API bodies are data-only frames with CRLF li
 Vertex AI bodies (`vertex_*`) are data-only frames with LF line ends and compact JSON, with
 `createTime` and a bare `usageMetadata: {"trafficType": ...}` on non-final chunks.
 `gemini25_no_id_run2` is LF (a relay re-framed it), `gemini_proxy_done_trailer` ends with a
-gateway's `data: [DONE]`, `gemini_json_array_body` is not SSE at all.
+gateway's `data: [DONE]`, `gemini_json_array_body` is the JSON-array framing (no `?alt=sse`).
 
 Every assembled expectation states `outcome`, `wire`, `finish`, `finish_reason`, `truncated`,
 `error_code`, `retryable`, `content`, `tool_calls`, `withheld_tool_calls` and
