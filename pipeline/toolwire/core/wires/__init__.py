@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire
+from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire, WireTarget
 from toolwire.core.wires.anthropic_messages import AnthropicMessages
 from toolwire.core.wires.bedrock_converse import BedrockConverse
 from toolwire.core.wires.bedrock_invoke import BedrockInvoke
@@ -28,7 +28,7 @@ from toolwire.core.wires.ollama_chat import OllamaChat
 from toolwire.core.wires.openai_responses import OpenAIResponses
 
 __all__ = ["AUTO", "DEFAULT_WIRE", "SUPPORTED_WIRES", "FinishPolicy", "ProviderError",
-           "UnknownWire", "Wire", "check_wire_name", "resolve_wire", "wire_named"]
+           "UnknownWire", "Wire", "WireTarget", "check_wire_name", "resolve_wire", "wire_named"]
 
 #: Every wire by its name.
 SUPPORTED_WIRES: Final[dict[str, type[Wire]]] = {
