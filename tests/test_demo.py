@@ -29,7 +29,9 @@ def test_demo_prints_the_table_and_leaves_no_process(kafka_bootstrap: str,
     assert set(rows) == {"01_normal_call", "02_parallel_calls", "03_empty_string_continuations",
                          "04_null_continuations", "05_identity_never_sent", "06_truncated_call",
                          "07_text_answer", "08_anthropic_parallel_calls",
-                         "09_responses_parallel_calls", "10_gemini_same_name_calls"}
+                         "09_responses_parallel_calls", "10_gemini_same_name_calls",
+                         "11_ollama_parallel_calls", "12_bedrock_converse_calls",
+                         "13_bedrock_invoke_call"}
     assert "get_weather call_00_" in rows["01_normal_call"]
     assert "empty identity ignored" in rows["03_empty_string_continuations"]
     assert "null identity ignored" in rows["04_null_continuations"]
@@ -46,6 +48,12 @@ def test_demo_prints_the_table_and_leaves_no_process(kafka_bootstrap: str,
     assert " gemini " in rows["10_gemini_same_name_calls"]
     assert ("search_docs call_7719040, search_docs call_7719041"
             in rows["10_gemini_same_name_calls"])  # two calls, never merged
+    assert " ollama-chat " in rows["11_ollama_parallel_calls"]
+    assert " bedrock-converse " in rows["12_bedrock_converse_calls"]
+    assert ("get_weather tooluse_kZJMlvQmRJ6eAyJE5GIl7Q, get_weather tooluse_Bq0xSmEhT1uW7y3oNc5r9A"
+            in rows["12_bedrock_converse_calls"])
+    assert " bedrock-invoke " in rows["13_bedrock_invoke_call"]
+    assert "get_weather toolu_bdrk_01Xy8TqW3mN6pL2vR9sK4jHc" in rows["13_bedrock_invoke_call"]
     assert all(" openai-chat " in rows[f"0{n}_" + name] for n, name in (
         (1, "normal_call"), (7, "text_answer")))
     pid = int(done.stderr.split("worker started (pid ")[1].split(",")[0])

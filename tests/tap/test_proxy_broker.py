@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 
+import toolwire
 from tests.app.support import Deployment, collect, free_port, running
 from tests.tap.proxying import proxying
 from tests.tap.server import Stream, serving
@@ -159,20 +160,37 @@ def test_what_is_not_a_stream_passes_untouched_and_errors_say_why(deployment: An
     assert not any("bad key" in line for line in proxy.lines)
 
 
+SAMPLES = Path(toolwire.__file__).parent / "samples"
+
+
 @pytest.mark.timeout(180)
-def test_ollama_ndjson_through_the_proxy_is_published_and_assembled(deployment: Any) -> None:
-    """Ollama's /api/chat answers application/x-ndjson: the proxy tees it like an event
-    stream, the done line is its end, and the worker assembles it under ollama-chat."""
+@pytest.mark.parametrize(("body_file", "path", "content_type", "wire"), [
+    (WIRES / "ollama-chat" / "ollama_parallel_calls_one_line.ndjson", "/api/chat",
+     "application/x-ndjson", "ollama-chat"),
+    (SAMPLES / "12_bedrock_converse_calls.eventstream",
+     "/model/anthropic.claude-sonnet-4-5-v1%3A0/converse-stream",
+     "application/vnd.amazon.eventstream", "bedrock-converse"),
+    (SAMPLES / "13_bedrock_invoke_call.eventstream",
+     "/model/anthropic.claude-sonnet-4-5-v1%3A0/invoke-with-response-stream",
+     "application/vnd.amazon.eventstream", "bedrock-invoke"),
+], ids=["ollama-chat", "bedrock-converse", "bedrock-invoke"])
+def test_a_stream_that_is_not_sse_through_the_proxy_is_published_and_assembled(
+        deployment: Any, body_file: Path, path: str, content_type: str, wire: str) -> None:
+    """Ollama's /api/chat answers application/x-ndjson, Bedrock's streaming routes
+    application/vnd.amazon.eventstream: the proxy tees each like an event stream, cut
+    anywhere (29-byte pieces split messages and their CRCs), and the worker assembles it
+    under the wire its path names."""
     dep, worker = deployment
-    body = (WIRES / "ollama-chat" / "ollama_parallel_calls_one_line.ndjson").read_bytes()
-    stream = Stream(body, piece=29, content_type="application/x-ndjson")
+    body = body_file.read_bytes()
+    stream = Stream(body, piece=29, content_type=content_type)
+    request = f"proxy-{wire}"
     with serving(stream) as url, proxying(dep.bootstrap, dep.chunks, [url]) as proxy, \
             httpx2.Client() as client:
-        got = client.post(f"{proxy.url}/api/chat", headers={"x-request-id": "proxy-ollama"},
-                          content=b'{"model": "qwen3", "stream": true}')
-    assert got.content == body and got.headers["x-toolwire-request-id"] == "proxy-ollama"
-    record = records(dep, 1)["proxy-ollama"]
-    offline = assemble(body, Options(wire="ollama-chat"))
-    assert record["wire"] == "ollama-chat" and record["outcome"] == offline["outcome"]
-    assert calls_of(record) == calls_of(offline)
+        got = client.post(f"{proxy.url}{path}", headers={"x-request-id": request},
+                          content=b'{"model": "m", "stream": true}')
+    assert got.content == body and got.headers["x-toolwire-request-id"] == request
+    record = records(dep, 1)[request]
+    offline = assemble(body, Options(wire=wire))
+    assert record["wire"] == wire and record["outcome"] == offline["outcome"] == "assembled"
+    assert calls_of(record) == calls_of(offline) and calls_of(offline)
     assert worker.errors() == []

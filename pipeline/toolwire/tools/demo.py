@@ -28,6 +28,7 @@ from toolwire.config.security import client_options
 from toolwire.config.settings import Settings, child_environment
 from toolwire.core.wires import AUTO
 from toolwire.publish import PublishError, publish_captures
+from toolwire.tools.captures import SUFFIXES
 from toolwire.tools.connect import resolve_bootstrap
 from toolwire.tools.topics import (
     ContractError,
@@ -44,7 +45,7 @@ def say(message: str) -> None:
 
 def sample_paths() -> list[Path]:
     folder = resources.files("toolwire") / "samples"
-    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".sse"))
+    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(SUFFIXES))
 
 
 class WorkerProcess:
