@@ -20,6 +20,7 @@ import pytest
 
 from toolwire.core import Options, assemble
 from toolwire.core.wires import SUPPORTED_WIRES
+from toolwire.publish._slicing import framing_of
 
 SCRIPT = Path(__file__).resolve().parents[1] / "ops" / "bench" / "wires.py"
 WIRES = set(SUPPORTED_WIRES)  # every wire has its bench stream
@@ -60,7 +61,7 @@ def test_short_json_run_measures_every_stream_of_every_wire() -> None:
 def test_each_stream_has_the_events_it_was_asked_for_and_assembles(events: int) -> None:
     for name, (wire, make, calls) in _script().STREAMS.items():
         body = make(events)
-        assert len(SUPPORTED_WIRES[wire].framing(1 << 30).feed(body)) == events, name
+        assert len(framing_of(wire, body)(1 << 30).feed(body)) == events, name
         record = assemble(body, Options(wire=wire))
         assert record["outcome"] == "assembled", (name, record)
         assert len(record["tool_calls"]) == calls(events), name

@@ -6,6 +6,10 @@ Streams (one response each, the shapes of the corpus ``tests/core/corpus_wires/g
   ``modelVersion`` and ``responseId`` on every chunk): text chunks, a thought chunk every 10th
   event, a whole ``functionCall`` part (id, args, ``thoughtSignature``) every 100th, and the
   last chunk with ``finishReason: STOP``.
+* ``gemini-api-json-array``: the same chunks as ``streamGenerateContent`` streams them without
+  ``?alt=sse`` (the REST default, issue 22): the elements of one JSON array, each
+  pretty-printed (two-space indent), ``[{…}\\n,\\r\\n{…}\\n]`` (as
+  ``tests/core/test_gemini_json_array.py`` writes its twins).
 * ``vertex-streamed-text``: Vertex AI's framing (LF, compact): one streamed call
   (``streamFunctionCallArguments``) whose ``content`` argument arrives in string pieces at one
   JSON path, the shape of the wire's own example; closed by ``{}``.
@@ -32,9 +36,9 @@ def _usage(candidates: int) -> dict[str, object]:
             "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 412}]}
 
 
-def gemini_api(events: int) -> bytes:
-    """A Gemini API response of ``events`` chunks."""
-    payloads = []
+def _gemini_api_chunks(events: int) -> list[dict[str, object]]:
+    """The ``events`` chunks of a Gemini API response."""
+    chunks: list[dict[str, object]] = []
     for n in range(events):
         if n % 100 == 99:
             part: dict[str, object] = {
@@ -50,10 +54,24 @@ def gemini_api(events: int) -> bytes:
                                         "index": 0}
         if n == events - 1:
             candidate["finishReason"] = "STOP"
-        chunk = {"candidates": [candidate], "usageMetadata": _usage(n + 1),
-                 "modelVersion": MODEL, "responseId": RESPONSE_ID}
-        payloads.append(json.dumps(chunk, ensure_ascii=False, separators=(",", ": ")).encode())
-    return b"".join(b"data: " + p + b"\r\n\r\n" for p in payloads)
+        chunks.append({"candidates": [candidate], "usageMetadata": _usage(n + 1),
+                       "modelVersion": MODEL, "responseId": RESPONSE_ID})
+    return chunks
+
+
+def gemini_api(events: int) -> bytes:
+    """A Gemini API response of ``events`` chunks, as SSE (``?alt=sse``)."""
+    return b"".join(
+        b"data: " + json.dumps(chunk, ensure_ascii=False, separators=(",", ": ")).encode()
+        + b"\r\n\r\n" for chunk in _gemini_api_chunks(events))
+
+
+def gemini_api_json_array(events: int) -> bytes:
+    """The same response as a streamed JSON array (without ``?alt=sse``): ``events``
+    pretty-printed elements, ``[{…}\\n,\\r\\n{…}\\n]``."""
+    elements = [json.dumps(chunk, indent=2, ensure_ascii=False)
+                for chunk in _gemini_api_chunks(events)]
+    return ("[" + "\n,\r\n".join(elements) + "\n]").encode()
 
 
 def _vertex_chunk(parts: list[dict[str, object]], finish: str | None = None) -> bytes:
@@ -106,6 +124,7 @@ def vertex_streamed_text(events: int) -> bytes:
 #: The streams of this wire, and how many client calls each one's record holds.
 STREAMS: Final[dict[str, tuple[Callable[[int], bytes], Callable[[int], int]]]] = {
     "gemini-api": (gemini_api, lambda events: events // 100),
+    "gemini-api-json-array": (gemini_api_json_array, lambda events: events // 100),
     "vertex-streamed-text": (vertex_streamed_text, lambda events: 1),
     "vertex-partial-args": (vertex_partial_args, lambda events: 1),
 }

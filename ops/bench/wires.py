@@ -38,19 +38,21 @@ import os
 import statistics
 import sys
 import time
+from base64 import b64decode
 from collections.abc import Callable
 from typing import Any, Final
 
 import orjson
 import wire_anthropic
+import wire_bedrock
 import wire_chat
 import wire_gemini
 import wire_ollama
 import wire_responses
 
 from toolwire.core import Options, assemble
-from toolwire.core.wires import SUPPORTED_WIRES
 from toolwire.publish import DEFAULT_COALESCE_BYTES
+from toolwire.publish._slicing import framing_of
 
 SIZES: Final = (150, 600, 2400, 9600)
 SHORT_SIZES: Final = (150, 600)
@@ -59,10 +61,14 @@ GOAL_FLATNESS: Final = 1.5
 #: Each stream: its wire, how to build it, and how many client calls its record holds.
 STREAMS: Final[dict[str, tuple[str, Callable[[int], bytes], Callable[[int], int]]]] = {
     name: (wire, make, calls)
-    for wire, module in (("openai-chat", wire_chat), ("anthropic-messages", wire_anthropic),
-                         ("openai-responses", wire_responses), ("gemini", wire_gemini),
-                         ("ollama-chat", wire_ollama))
-    for name, (make, calls) in module.STREAMS.items()}
+    for wire, streams in (("openai-chat", wire_chat.STREAMS),
+                          ("anthropic-messages", wire_anthropic.STREAMS),
+                          ("openai-responses", wire_responses.STREAMS),
+                          ("gemini", wire_gemini.STREAMS),
+                          ("ollama-chat", wire_ollama.STREAMS),
+                          ("bedrock-converse", wire_bedrock.CONVERSE_STREAMS),
+                          ("bedrock-invoke", wire_bedrock.INVOKE_STREAMS))
+    for name, (make, calls) in streams.items()}
 
 
 def _slices(body: bytes) -> list[bytes]:
@@ -73,6 +79,19 @@ def _slices(body: bytes) -> list[bytes]:
 def _loads_each(payloads: list[bytes]) -> None:
     for payload in payloads:
         orjson.loads(payload)
+
+
+def _loads_each_carried(payloads: list[bytes]) -> None:
+    """The floor of a wire whose payload carries another event (``bedrock-invoke``: each
+    chunk's ``bytes``, base64 of one Anthropic event): the payload, its base64 and the event
+    inside, each read once."""
+    for payload in payloads:
+        orjson.loads(b64decode(orjson.loads(payload)["bytes"]))
+
+
+#: The orjson floor of each wire whose events are not read by parsing their payload alone.
+FLOORS: Final[dict[str, Callable[[list[bytes]], None]]] = {
+    "bedrock-invoke": _loads_each_carried}
 
 
 def _timed(run: Callable[[], object]) -> int:
@@ -107,14 +126,18 @@ def measure(name: str, size: int, repeats: int) -> Row:
             or record != assemble(body, options)):
         raise SystemExit(f"ops/bench/wires.py: the {name} stream of {size} events did not "
                          f"assemble as built: {str(record)[:400]}")
-    events = SUPPORTED_WIRES[wire].framing(1 << 40, names=False).feed(body)
-    payloads = [event for event in events if event != b"[DONE]"]  # the floor parses JSON
+    # The events as the wire reads this body (SSE, NDJSON, a JSON array, event-stream
+    # messages); the floor parses their JSON, as plain bytes (orjson reads no subclass, and an
+    # event-stream message is an EventMessage).
+    events = framing_of(wire, body)(1 << 40, names=False).feed(body)
+    payloads = [bytes(event) for event in events if event != b"[DONE]"]
+    floor = FLOORS.get(wire, _loads_each)
     slices = _slices(body)
     row = Row(len(events), len(body))
     runs: dict[str, Callable[[], object]] = {
         "sliced": lambda: assemble(slices, options),
         "whole": lambda: assemble(body, options),
-        "floor": lambda: _loads_each(payloads)}
+        "floor": lambda: floor(payloads)}
     for run in runs.values():
         run()  # warm caches, untimed
     for _ in range(repeats):

@@ -21,7 +21,7 @@ from typing import Final, Literal
 import orjson
 
 from toolwire.core.completeness import Completeness
-from toolwire.core.errors import DeadLetter, InternalError, Oversize, malformed
+from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize, malformed
 from toolwire.core.framing import EventFramer, Framer, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
@@ -313,6 +313,17 @@ class Assembler:
                 raise
             self.framer.close(count=False)  # nothing after the line is counted either
             return
+        except MalformedChunk as damaged:
+            # A framer may say which events of this slice came before the damage (a bad
+            # event-stream CRC): they are applied first, as they would be had the slice been
+            # cut before it, and damage after the wire's end is not read.
+            before: list[bytes] = getattr(damaged, "events", None) or []
+            if before:
+                self._apply(before)
+                if self.ended:
+                    self.framer.close(count=False)
+                    return
+            raise
         if events:
             self._apply(events)
 

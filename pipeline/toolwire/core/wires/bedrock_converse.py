@@ -185,8 +185,8 @@ class BedrockConverse(Wire):
         index = _block_index(message)
         delta = _object(message, message, "delta")
         choice = asm.choices.get(0) or asm.new_choice(0)
-        text = delta.get("text")
-        if text is not None:
+        text = delta.get("text", ABSENT)
+        if text is not ABSENT:
             if type(text) is not str:
                 raise malformed(message, "'delta.text' is not a string")
             if text:
