@@ -371,8 +371,8 @@ class Assembler:
         probe, readers = self._probe
         try:
             events = probe.feed(data)
-        except DeadLetter:  # the body fails before its first event: the first reader's
-            events, ended = [], True
+        except DeadLetter as failure:  # the events before the damage, if any, still tell
+            events, ended = getattr(failure, "events", None) or [], True
         if not events and not ended and len(self._head) <= self.limits.max_line_bytes:
             return  # the first event is still arriving
         framing = type(probe)
