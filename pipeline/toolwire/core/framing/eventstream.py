@@ -41,11 +41,11 @@ An event-stream body opens with a message's total length, whose first byte is 0x
 message is far under 32 MiB); a first byte that is JSON whitespace, ``{`` or ``[`` would be a
 message of over 150 MiB, so such a body is not event-stream and is not framed as one. The
 framer reads on to its first non-whitespace byte and raises there, before any 12 bytes: if
-that byte is ``{`` or ``[``, the detail says the body is JSON and :attr:`~toolwire.core.framing.EventFramer.json_body` is set to
-it; otherwise the detail says the body opens with whitespace. Until that byte comes, the
-whitespace is held (at most ``max_line_bytes`` of it) and is what ``finish`` gives back. A
-body whose first byte is anything else is framed as messages and fails, if it does, on its
-prelude CRC.
+that byte is ``{`` or ``[``, the detail says the body is JSON and
+:attr:`~toolwire.core.framing.EventFramer.json_body` is set to it; otherwise the detail says
+the body opens with whitespace. Until that byte comes, the whitespace is held (at most
+``max_line_bytes`` of it) and is what ``finish`` gives back. A body whose first byte is
+anything else is framed as messages and fails, if it does, on its prelude CRC.
 
 :meth:`EventStreamFramer.finish` is ``None`` when the body ended between messages, else the
 bytes of the message it ended inside: the body was cut short, which the wire reports
@@ -61,7 +61,7 @@ from __future__ import annotations
 import binascii
 import struct
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, NoReturn
 
 from toolwire.core.errors import MalformedChunk
 from toolwire.core.framing._base import EventFramer, LineOversize
@@ -179,7 +179,6 @@ def _crc32(data: bytes | bytearray | memoryview, start: int = 0) -> int:
     return binascii.crc32(data, start) & 0xFFFFFFFF
 
 
-
 class MalformedMessage(MalformedChunk):
     """A damaged event-stream message (or a body that is not event-stream), with the messages
     completed before it in the same slice (:attr:`events`), as
@@ -211,8 +210,8 @@ class EventStreamFramer(EventFramer):
         #: The bytes held of the unfinished message (or, at the body's opening, whitespace).
         self._buf = bytearray()
         #: How many bytes the held message must reach before it is read further: 12 (its
-        #: prelude), then its total length. 0 while the body's opening is read (and after an
-        #: overlong message): every slice then takes the slow path.
+        #: prelude), then its total length. 0 while the body's opening is read, and after a
+        #: failure: every slice then takes the slow path.
         self._need = 0
         #: The body's first byte (and, after whitespace, its first other byte) is not seen yet.
         self._opening = True
@@ -314,7 +313,8 @@ class EventStreamFramer(EventFramer):
             self._reject_prelude(data, pos, events)
         return int(total)
 
-    def _reject_prelude(self, data: bytes | bytearray, pos: int, events: list[bytes]) -> None:
+    def _reject_prelude(self, data: bytes | bytearray, pos: int,
+                        events: list[bytes]) -> NoReturn:
         """Raise what is wrong with the prelude at ``pos``."""
         total, headers, crc = _PRELUDE.unpack_from(data, pos)
         actual = _crc32(data[pos:pos + 8])
