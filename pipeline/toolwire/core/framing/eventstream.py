@@ -179,6 +179,11 @@ def _crc32(data: bytes | bytearray | memoryview, start: int = 0) -> int:
     return binascii.crc32(data, start) & 0xFFFFFFFF
 
 
+#: At most this many distinct headers sections are remembered per response (Bedrock sends a
+#: handful: one per event type); others are parsed each time.
+_KNOWN_SECTIONS: Final = 32
+
+
 class MalformedMessage(MalformedChunk):
     """A damaged event-stream message (or a body that is not event-stream), with the messages
     completed before it in the same slice (:attr:`events`), as
@@ -198,7 +203,8 @@ class EventStreamFramer(EventFramer):
     """Turns body slices into event-stream messages (:class:`EventMessage`), both CRCs
     checked (see the module docstring)."""
 
-    __slots__ = ("_buf", "_failed", "_max_line", "_need", "_offset", "_opening", "_ordinal")
+    __slots__ = ("_buf", "_failed", "_known", "_max_line", "_need", "_offset", "_opening",
+                 "_ordinal")
 
     name = "aws-eventstream"
     #: A prelude with a valid CRC is no accident: the opening proves the framing.
@@ -217,6 +223,10 @@ class EventStreamFramer(EventFramer):
         self._opening = True
         #: Messages completed so far: the one being read is ``_ordinal + 1``.
         self._ordinal = 0
+        #: Headers sections already read, by their bytes: Bedrock sends the same three
+        #: headers on every message of a type, so each section is parsed once per response
+        #: (a third of the framing otherwise). The dicts are shared: read them, never write.
+        self._known: dict[bytes, dict[str, HeaderValue]] = {}
         #: Where in the body the message being read begins.
         self._offset = 0
         #: What the framer raised (its kind and detail), which any further input raises again:
@@ -363,8 +373,13 @@ class EventStreamFramer(EventFramer):
                     f"0x{actual:08x} (a byte of its headers or payload was damaged)")
             start = pos + _PRELUDE_BYTES
             payload = start + headers
-            events.append(EventMessage(data[payload:end - 4],
-                                       self._headers(data, start, payload) if headers else {}))
+            section = data[start:payload]
+            parsed = self._known.get(section)
+            if parsed is None:
+                parsed = self._headers(data, start, payload) if headers else {}
+                if len(self._known) < _KNOWN_SECTIONS:
+                    self._known[section] = parsed
+            events.append(EventMessage(data[payload:end - 4], parsed))
             self._ordinal += 1
             self._offset += total
             pos = end

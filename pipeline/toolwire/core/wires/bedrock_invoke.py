@@ -23,7 +23,6 @@ the body cut, which would hide the real mistake (a wire header naming the wrong 
 from __future__ import annotations
 
 import binascii
-from base64 import b64decode
 from typing import ClassVar, Final
 
 import orjson
@@ -106,7 +105,7 @@ class BedrockInvoke(Wire):
         if type(data) is not str:
             raise malformed(payload, "a chunk without a base64 'bytes' string")
         try:
-            event = b64decode(data, validate=True)
+            event = binascii.a2b_base64(data, strict_mode=True)  # b64decode's cost, less
         except (binascii.Error, ValueError):
             raise malformed(payload, "a chunk whose 'bytes' are not base64") from None
         if not event.startswith(_ANTHROPIC_HEAD):
