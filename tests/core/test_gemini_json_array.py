@@ -121,3 +121,16 @@ def test_an_array_that_is_no_stream_of_chunks_is_malformed_chunk(body: bytes) ->
     for options in (GEMINI, Options(wire="auto")):
         record = assemble(body, options)
         assert (record["outcome"], record["reason"]) == ("dead_letter", "malformed_chunk")
+
+
+@pytest.mark.parametrize("damage", [b" ", b", 7", b"] trailing"], ids=repr)
+def test_the_elements_before_damage_are_read_however_the_array_is_sliced(
+        damage: bytes) -> None:
+    """A missing comma, an element that is no object, content after the ``]``: the call of
+    the element before it is in the dead letter whether the damage shares its slice or not."""
+    body = b"[" + json.dumps(CALL).encode() + damage + b" " + json.dumps(STOP).encode() + b"]"
+    for options in (GEMINI, Options(wire="auto")):
+        whole = assemble(body, options)
+        assert (whole["outcome"], whole["reason"]) == ("dead_letter", "malformed_chunk")
+        assert [c["name"] for c in whole["calls"]] == ["get_weather"]
+        assert assemble(one_byte_slices(body), options) == whole

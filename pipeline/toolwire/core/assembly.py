@@ -21,8 +21,8 @@ from typing import Final, Literal
 import orjson
 
 from toolwire.core.completeness import Completeness
-from toolwire.core.errors import DeadLetter, InternalError, MalformedChunk, Oversize, malformed
-from toolwire.core.framing import EventFramer, Framer, LineOversize
+from toolwire.core.errors import DeadLetter, InternalError, Oversize, malformed
+from toolwire.core.framing import EventFramer, Framer, FramingDamage, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import ServerCall
@@ -313,11 +313,11 @@ class Assembler:
                 raise
             self.framer.close(count=False)  # nothing after the line is counted either
             return
-        except MalformedChunk as damaged:
-            # A framer may say which events of this slice came before the damage (a bad
-            # event-stream CRC): they are applied first, as they would be had the slice been
+        except FramingDamage as damaged:
+            # The events of this slice before the damage (a bad event-stream CRC, a JSON
+            # array's missing comma) are applied first, as they would be had the slice been
             # cut before it, and damage after the wire's end is not read.
-            before: list[bytes] = getattr(damaged, "events", None) or []
+            before, damaged.events = damaged.events, []
             if before:
                 self._apply(before)
                 if self.ended:
@@ -371,8 +371,10 @@ class Assembler:
         probe, readers = self._probe
         try:
             events = probe.feed(data)
-        except DeadLetter as failure:  # the events before the damage, if any, still tell
-            events, ended = getattr(failure, "events", None) or [], True
+        except (FramingDamage, LineOversize) as damaged:  # what came before still tells
+            events, ended = damaged.events, True
+        except DeadLetter:
+            events, ended = [], True
         if not events and not ended and len(self._head) <= self.limits.max_line_bytes:
             return  # the first event is still arriving
         framing = type(probe)

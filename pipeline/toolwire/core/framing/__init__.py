@@ -16,7 +16,7 @@ Nothing happens at import.
 
 from typing import Final
 
-from toolwire.core.framing._base import EventFramer, LineOversize
+from toolwire.core.framing._base import EventFramer, FramingDamage, LineOversize
 from toolwire.core.framing.eventstream import EventMessage, EventStreamFramer
 from toolwire.core.framing.json_array import JSONArrayFramer
 from toolwire.core.framing.ndjson import NDJSONFramer
@@ -31,5 +31,5 @@ SUPPORTED_FRAMINGS: Final[dict[str, type[EventFramer]]] = {
 }
 
 __all__ = ["BOM", "SUPPORTED_FRAMINGS", "EventFramer", "EventMessage", "EventStreamFramer",
-           "Framer", "JSONArrayFramer", "LineOversize", "NDJSONFramer", "NamedEvent",
-           "event_name", "split_events"]
+           "Framer", "FramingDamage", "JSONArrayFramer", "LineOversize", "NDJSONFramer",
+           "NamedEvent", "event_name", "split_events"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from toolwire.core.errors import Oversize
+from toolwire.core.errors import MalformedChunk, Oversize
 
 
 class LineOversize(Oversize):
@@ -36,6 +36,21 @@ class LineOversize(Oversize):
     def __init__(self, detail: str, events: list[bytes]) -> None:
         super().__init__(detail)
         self.events = events
+
+
+class FramingDamage(MalformedChunk):
+    """Bytes that break the framing (a bad event-stream CRC, a JSON array's missing comma),
+    with the events completed before them in the same slice (:attr:`events`), as
+    :class:`LineOversize` carries them.
+
+    The wire may have ended the body on one of those events, and what follows its end is not
+    read: the assembler applies :attr:`events` first, and drops the damage when the wire
+    ended, so the record is the same however the body was sliced.
+    """
+
+    def __init__(self, detail: str, events: list[bytes] | None = None) -> None:
+        super().__init__(detail)
+        self.events: list[bytes] = [] if events is None else events
 
 
 class EventFramer(ABC):

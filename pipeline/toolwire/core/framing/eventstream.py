@@ -63,8 +63,7 @@ import struct
 from collections.abc import Mapping
 from typing import Final, NoReturn
 
-from toolwire.core.errors import MalformedChunk
-from toolwire.core.framing._base import EventFramer, LineOversize
+from toolwire.core.framing._base import EventFramer, FramingDamage, LineOversize
 
 __all__ = ["MAX_HEADERS_BYTES", "OVERHEAD", "EventMessage", "EventStreamFramer", "HeaderValue",
            "MalformedMessage", "encode_message", "error", "event", "exception"]
@@ -184,19 +183,10 @@ def _crc32(data: bytes | bytearray | memoryview, start: int = 0) -> int:
 _KNOWN_SECTIONS: Final = 32
 
 
-class MalformedMessage(MalformedChunk):
+class MalformedMessage(FramingDamage):
     """A damaged event-stream message (or a body that is not event-stream), with the messages
-    completed before it in the same slice (:attr:`events`), as
-    :class:`~toolwire.core.framing.LineOversize` carries them.
-
-    The wire may have ended the body on one of those messages (``messageStop``), and what
-    follows its end is not read: a reader that applies :attr:`events` first, and drops the
-    error when the wire ended, gets the same outcome however the body was sliced.
-    """
-
-    def __init__(self, detail: str, events: list[bytes] | None = None) -> None:
-        super().__init__(detail)
-        self.events: list[bytes] = [] if events is None else events
+    completed before it in the same slice (:attr:`events`: the wire may have ended the body
+    on one of them, ``messageStop``)."""
 
 
 class EventStreamFramer(EventFramer):

@@ -48,7 +48,7 @@ from typing import Final, NoReturn
 import orjson
 
 from toolwire.core.errors import MalformedChunk
-from toolwire.core.framing._base import EventFramer, LineOversize
+from toolwire.core.framing._base import EventFramer, FramingDamage, LineOversize
 from toolwire.core.framing.sse import BOM
 
 #: JSON's whitespace: what may surround the array's ``[``, ``,`` and ``]``.
@@ -167,7 +167,11 @@ class JSONArrayFramer(EventFramer):
 
     def _frame(self, data: bytes) -> list[bytes]:
         events: list[bytes] = []
-        self._scan(data, events)
+        try:
+            self._scan(data, events)
+        except FramingDamage as damage:  # the elements before it are the wire's to read
+            damage.events = events
+            raise
         return events
 
     def _count(self, data: bytes) -> None:
@@ -445,7 +449,7 @@ class JSONArrayFramer(EventFramer):
         """Malformed framing: the framer reads nothing more."""
         self._state = _FAILED
         self.close(count=False)
-        raise MalformedChunk(detail)
+        raise FramingDamage(detail)
 
     def _oversize(self, events: list[bytes]) -> NoReturn:
         self._state = _FAILED

@@ -54,6 +54,9 @@ __all__ = ["BedrockConverse"]
 SERVER_TOOL: Final = "server_tool_use"
 #: What a call's arguments are until its first non-empty fragment.
 NO_ARGUMENTS: Final = "{}"
+#: The members of ``ConverseStreamOutput`` (botocore's bedrock-runtime service model).
+_MEMBERS: Final = frozenset({"messageStart", "contentBlockStart", "contentBlockDelta",
+                             "contentBlockStop", "messageStop", "metadata"})
 
 
 class _Tool:
@@ -257,8 +260,3 @@ class BedrockConverse(Wire):
                 raise malformed(message, "'usage' is not an object")
             asm.keep_usage(message, usage)
         self._metadata = True
-
-
-#: The members of ``ConverseStreamOutput`` (botocore's bedrock-runtime service model).
-_MEMBERS: Final = frozenset({"messageStart", "contentBlockStart", "contentBlockDelta",
-                             "contentBlockStop", "messageStop", "metadata"})
