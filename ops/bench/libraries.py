@@ -94,7 +94,7 @@ from typing import Any, cast
 
 import orjson
 
-from toolwire.core import Assembler, Decision, Options, assemble
+from toolwire.core import Decision, Options, assemble, new_assembler
 from toolwire.core.framing import Framer
 from toolwire.core.records import CallRecord
 from toolwire.core.wires._shared import DONE
@@ -202,7 +202,7 @@ def _toolwire(response: Response) -> object:
 
 
 def _toolwire_feed(response: Response) -> object:
-    asm = Assembler(response.options.limits)
+    asm = new_assembler(response.options)
     asm.feed(response.body)
     asm.end()
     return asm

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.core.sse import body, call, chunk
-from toolwire.core import Assembler, Limits, Options, assemble
+from toolwire.core import Limits, Options, assemble, new_assembler
 
 
 def calls(record: dict[str, object]) -> list[tuple[object, ...]]:
@@ -137,7 +137,7 @@ def test_limits_dead_letter_as_oversize(limits: Limits, stream: bytes) -> None:
 
 
 def test_input_after_a_dead_letter_is_counted_but_not_applied() -> None:
-    asm = Assembler()
+    asm = new_assembler()
     asm.feed(body(b"oops", done=False))
     asm.feed(body(chunk(content="later"), done=False))
     assert asm.failure is not None and asm.chunks == 0

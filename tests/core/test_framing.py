@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.core import Assembler, Limits, Options, assemble
+from toolwire.core import Limits, Options, assemble, new_assembler
 from toolwire.core.errors import MalformedChunk, Oversize
 from toolwire.core.framing import BOM, Framer, LineOversize, NamedEvent, event_name
 from toolwire.core.wires._shared import DONE
@@ -116,7 +116,7 @@ def test_done_is_only_data_to_the_framer() -> None:
 
 
 def test_the_chat_wire_ends_on_done_and_reads_nothing_after_it() -> None:
-    asm = Assembler()
+    asm = new_assembler()
     asm.feed(b'data: {"choices":[]}\n\ndata: [DONE]\n\ndata: not json\n\n')
     assert asm.failure is None and asm.done and asm.framer.closed
     assert asm.chunks == 1

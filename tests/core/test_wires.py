@@ -17,6 +17,7 @@ import pytest
 
 from tests.core.sse import body, call, chunk
 from toolwire.core import Assembler, Limits, Options, assemble, decide, new_assembler
+from toolwire.core.framing import Framer
 from toolwire.core.identity import ABSENT
 from toolwire.core.wires import (
     AUTO,
@@ -51,7 +52,7 @@ def test_an_unknown_wire_name_is_refused_with_the_valid_ones(name: object) -> No
     assert isinstance(raised.value, ValueError)
     assert raised.value.valid == list(SUPPORTED_WIRES)
     refusals: list[Callable[[Any], object]] = [
-        resolve_wire, lambda n: Options(wire=n), lambda n: Assembler(wire=n)]
+        resolve_wire, lambda n: Options(wire=n), lambda n: new_assembler(Options(wire=n))]
     for refuse in refusals:
         with pytest.raises(UnknownWire, match=f"{VALID}, 'auto'"):
             refuse(name)
@@ -68,7 +69,6 @@ def test_auto_hands_the_body_to_the_wire_its_first_event_names() -> None:
 
 
 def test_the_default_assembler_reads_chat_completions() -> None:
-    assert isinstance(Assembler().wire, ChatCompletions)
     assert isinstance(new_assembler().wire, ChatCompletions)
 
 
@@ -86,7 +86,7 @@ class LengthRuns(ChatCompletions):
 
 
 def _decided(stream: bytes, wire: Wire) -> dict[str, object]:
-    asm = Assembler(wire=wire)
+    asm = Assembler(wire)
     asm.feed(stream)
     return dict(decide(asm))
 
@@ -160,7 +160,7 @@ def test_a_toy_wire_gets_the_identity_rule_repairs_and_policy_from_the_core() ->
 
 
 def test_a_toy_wire_is_bounded_by_the_core() -> None:
-    asm = Assembler(Limits(max_arguments_bytes=4), wire=Lines())
+    asm = Assembler(Lines(), Limits(max_arguments_bytes=4))
     asm.feed(_lines(["call_1", "f", "12345", "done"]))
     assert asm.failure is not None and asm.failure.reason == "oversize"
 
@@ -210,9 +210,14 @@ def test_a_policy_maps_each_reason_to_one_finish() -> None:
     (b'not json', None),
 ])
 def test_auto_tells_the_wire_by_the_first_event(first: bytes, wire: str | None) -> None:
-    from toolwire.core.wires._auto import detect
+    from toolwire.core.wires._auto import Auto
 
-    assert detect(first) == wire
+    auto = Auto(SUPPORTED_WIRES, DEFAULT_WIRE)
+    assert auto.chosen(first).name == (wire or DEFAULT_WIRE)
+    # Each SSE wire says so itself, and no other SSE wire claims the same first event.
+    claims = [w.name for w in SUPPORTED_WIRES.values() if w.framing is Framer
+              and w.recognizes(first)]
+    assert claims == ([] if wire is None else [wire])
 
 
 #: A body of each wire that ends, and trailers a gateway sends after the end: the record's

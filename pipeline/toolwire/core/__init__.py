@@ -16,6 +16,7 @@ from toolwire.core.decide import Options, Provenance, decide
 from toolwire.core.identity import accept_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import Decision
+from toolwire.core.wires import resolve_wire
 
 __all__ = ["Assembler", "Decision", "Limits", "Options", "Provenance", "accept_identity",
            "assemble", "decide", "new_assembler"]
@@ -25,7 +26,8 @@ def new_assembler(options: Options | None = None) -> Assembler:
     """The assembler for one response read under ``options`` (its bounds, id synthesis, end
     rule and wire): the one place an assembler should be built, so that every path agrees."""
     options = options or Options()
-    return Assembler(options.limits, synthesize_ids=options.synthesize_ids, wire=options.wire,
+    return Assembler(resolve_wire(options.wire), options.limits,
+                     synthesize_ids=options.synthesize_ids,
                      end_without_done=options.end_without_done)
 
 

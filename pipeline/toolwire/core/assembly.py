@@ -22,19 +22,11 @@ import orjson
 
 from toolwire.core.completeness import Completeness
 from toolwire.core.errors import DeadLetter, InternalError, Oversize, malformed
-from toolwire.core.framing import EventFramer, Framer, FramingDamage, LineOversize
+from toolwire.core.framing import EventFramer, FramingDamage, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import ServerCall
-from toolwire.core.wires import (
-    AUTO,
-    DEFAULT_WIRE,
-    SUPPORTED_WIRES,
-    FinishPolicy,
-    ProviderError,
-    Wire,
-    resolve_wire,
-)
+from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire
 
 log = logging.getLogger("toolwire.assembly")
 
@@ -58,26 +50,6 @@ def _carried_size(value: object) -> int | None:
         return len(orjson.dumps([[value]])) - 4
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return None
-
-
-def _openings(wire: Wire) -> tuple[type[EventFramer], ...]:
-    """The framings a body of ``wire`` may be in besides the wire's own, told by the body's
-    opening bytes (:meth:`EventFramer.opens`): the wire's other framings (Gemini's JSON
-    array), or, for ``auto``, every framing a registered wire reads that is not SSE."""
-    if wire.name != AUTO:
-        return type(wire).other_framings
-    framings: list[type[EventFramer]] = []
-    for named in SUPPORTED_WIRES.values():
-        for framing in (named.framing, *named.other_framings):
-            if framing is not Framer and framing not in framings:
-                framings.append(framing)
-    return tuple(framings)
-
-
-def _reading(framing: type[EventFramer]) -> list[type[Wire]]:
-    """The registered wires that read bodies framed as ``framing``, in registry order."""
-    return [w for w in SUPPORTED_WIRES.values()
-            if w.framing is framing or framing in w.other_framings]
 
 
 class Call:
@@ -220,8 +192,8 @@ class Assembler:
         "wire",
     )
 
-    def __init__(self, limits: Limits | None = None, synthesize_ids: bool = False,
-                 wire: str | Wire = DEFAULT_WIRE, end_without_done: bool = False) -> None:
+    def __init__(self, wire: Wire, limits: Limits | None = None, synthesize_ids: bool = False,
+                 end_without_done: bool = False) -> None:
         self.limits = Limits() if limits is None else limits
         #: Synthesis of missing ids is on (``Options.synthesize_ids``): a call without an id is
         #: then also split when its name comes again with new arguments after complete ones.
@@ -230,8 +202,7 @@ class Assembler:
         #: body that ends after every choice finished is complete (see :meth:`end`).
         self.end_without_done = end_without_done
         #: Read on every slice, so that a wire may hand over to another (``auto``).
-        self.wire: Wire = (resolve_wire(wire) if type(wire) is str or not isinstance(wire, Wire)
-                           else wire)
+        self.wire: Wire = wire
         self.framer: EventFramer = self.wire.new_framer(self.limits)
         #: The finish policy the decision reads (:meth:`Wire.finish_policy`): per response,
         #: since a wire may replace it as it reads (Gemini's blocked prompt) and a hand-over
@@ -262,13 +233,13 @@ class Assembler:
         self._after_end = 0
         #: The wire has settled what it ties together at the end (:meth:`end`).
         self._settled = False
-        #: Framings the body may be in besides the wire's own (:func:`_openings`); while
+        #: Framings the body may be in besides the wire's own (:meth:`Wire.openings`); while
         #: they are, the body's bytes are held in :attr:`_head` until its opening tells
         #: (:meth:`_open`), and, where the opening alone cannot name the wire (``auto``),
         #: framed in :attr:`_probe` until its first event does.
-        self._openings = _openings(self.wire)
+        self._openings = wire.openings()
         self._head: bytearray | None = bytearray() if self._openings else None
-        self._probe: tuple[EventFramer, list[type[Wire]]] | None = None
+        self._probe: tuple[EventFramer, Sequence[type[Wire]]] | None = None
 
     @property
     def done(self) -> bool:
@@ -357,9 +328,10 @@ class Assembler:
             self._head = None
             self._frame(bytes(head))
             return
-        readers = _reading(framing)
-        if self.wire.name != AUTO or (framing.proves and len(readers) == 1):
-            reader = self.wire if self.wire.name != AUTO else readers[0]()
+        readers = self.wire.readers(framing)
+        chooses = self.wire.lets_body_choose
+        if not chooses or (framing.proves and len(readers) == 1):
+            reader = readers[0]() if chooses else self.wire
             self._take(reader, framing)
             return
         self._probe = (framing(self.limits.max_line_bytes), readers)

@@ -7,17 +7,19 @@ name that is not registered is refused with :class:`UnknownWire`, whose message 
 names, rather than falling back to a default that would read the body under the wrong rules.
 
 ``auto`` lets the body say which wire it is. With one wire registered there is nothing to
-detect and ``auto`` is that wire; with several, :class:`~toolwire.core.wires._auto.Auto` looks
-at the first event and hands the body over to the wire it recognizes
-(:meth:`~toolwire.core.assembly.Assembler.hand_over`: the assembler reads ``asm.wire`` on every
-slice, and the decision reads the response's policy, which the hand-over brings). A body that
-is not SSE is told before that, by its opening bytes (see ``Assembler._open``).
+detect and ``auto`` is that wire; with several, :class:`~toolwire.core.wires._auto.Auto`, made
+with the registry's wires, asks them: the framings they read tell a body by its opening bytes,
+and each wire recognizes its own first event (:meth:`Wire.recognizes`). It then hands the body
+over to that wire (:meth:`~toolwire.core.assembly.Assembler.hand_over`: the assembler reads
+``asm.wire`` on every slice, and the decision reads the response's policy, which the
+hand-over brings). Only this module reads the registry: the assembler is given a wire.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from toolwire.core.wires._auto import Auto
 from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire, WireTarget
 from toolwire.core.wires.anthropic_messages import AnthropicMessages
 from toolwire.core.wires.bedrock_converse import BedrockConverse
@@ -79,6 +81,4 @@ def resolve_wire(name: str) -> Wire:
     if len(SUPPORTED_WIRES) == 1:
         (only,) = SUPPORTED_WIRES.values()
         return only()
-    from toolwire.core.wires._auto import Auto
-
-    return Auto()
+    return Auto(SUPPORTED_WIRES, DEFAULT_WIRE)

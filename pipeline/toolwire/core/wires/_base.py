@@ -181,14 +181,28 @@ class Wire(ABC):
     #: gives their events as plain data.
     reads_event_names: ClassVar[bool] = False
 
+    #: Whether the body chooses the wire that reads it (``auto``): the assembler then asks
+    #: this wire which framings and wires a body may be in (:meth:`openings`,
+    #: :meth:`readers`) instead of reading the registry itself.
+    lets_body_choose: ClassVar[bool] = False
+
     @classmethod
     def recognizes(cls, first: bytes) -> bool:
         """Whether ``first``, the first event of a body framed as this wire frames it, is
-        this wire's: how ``auto`` tells a body that is not SSE when its opening does not
-        name the wire (an NDJSON line; an event-stream message: ConverseStream's or
-        InvokeModel's). The SSE wires are told apart by
-        :func:`toolwire.core.wires._auto.detect`."""
+        this wire's: how ``auto`` tells the wire (a Chat Completions chunk, an Anthropic
+        ``message_start``, an NDJSON line of Ollama's, an event-stream message of
+        ConverseStream's or InvokeModel's). Each wire says so by what only it sends; a wire
+        that says nothing is never chosen by ``auto``."""
         return False
+
+    def openings(self) -> tuple[type[EventFramer], ...]:
+        """The framings a body of this wire may be in besides its own, told by the body's
+        opening bytes (:meth:`EventFramer.opens`): its :attr:`other_framings`."""
+        return type(self).other_framings
+
+    def readers(self, framing: type[EventFramer]) -> Sequence[type[Wire]]:
+        """The wires that may read a body framed as ``framing`` (a named wire: itself)."""
+        return (type(self),)
 
     def finish_policy(self) -> FinishPolicy:
         """The policy a response of this wire starts with (the assembler's

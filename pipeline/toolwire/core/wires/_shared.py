@@ -16,7 +16,7 @@ from toolwire.core.errors import malformed
 from toolwire.core.framing.eventstream import EventMessage
 from toolwire.core.wires._base import ERROR_MESSAGE_CHARS, ProviderError
 
-__all__ = ["BEDROCK_RETRYABLE", "DONE", "bedrock_error", "parse_object"]
+__all__ = ["BEDROCK_RETRYABLE", "DONE", "bedrock_error", "first_object", "parse_object"]
 
 #: The end sentinel of Chat Completions, which gateways also append to other wires' bodies.
 DONE: Final = b"[DONE]"
@@ -35,6 +35,16 @@ def parse_object(payload: bytes) -> dict[str, object]:
     if type(value) is not dict:
         raise malformed(payload, "not a JSON object")
     return value
+
+
+def first_object(event: bytes) -> dict[str, object] | None:
+    """A body's first event as a JSON object, or ``None`` (for :meth:`Wire.recognizes`:
+    telling a wire is no verdict on the event, which the chosen wire then reads)."""
+    try:
+        value = orjson.loads(bytes(event))
+    except orjson.JSONDecodeError:
+        return None
+    return value if type(value) is dict else None
 
 
 #: Bedrock exceptions AWS says to retry ("Retry your request"): throttling, an unavailable

@@ -42,7 +42,7 @@ from toolwire.core.wires._base import (
     Wire,
     WireTarget,
 )
-from toolwire.core.wires._shared import parse_object
+from toolwire.core.wires._shared import first_object, parse_object
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Call, Choice
@@ -58,6 +58,9 @@ PROVIDER_FIELDS: Final = ("caller", "toolset_name")
 #: Error types the provider marks as transient.
 RETRYABLE_ERRORS: Final = frozenset({"overloaded_error", "api_error"})
 
+
+#: ``type`` values that open a Messages stream.
+_FIRST: Final = frozenset({"message_start", "ping"})
 
 class WireBlock(TypedDict, total=False):
     """``content_block``: ``tool_use``, ``server_tool_use``, ``text``, ``thinking``..."""
@@ -187,6 +190,12 @@ class AnthropicMessages(Wire):
         missing_end="the body ended without message_stop (connection dropped or cut)",
         no_reason=BY_CALLS,
     )
+
+    @classmethod
+    def recognizes(cls, first: bytes) -> bool:
+        """A Messages stream opens with ``message_start`` (or a ``ping`` before it)."""
+        payload = first_object(first)
+        return payload is not None and payload.get("type") in _FIRST
 
     def __init__(self) -> None:
         #: Started blocks by their ``index``.

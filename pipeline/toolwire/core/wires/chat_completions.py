@@ -45,7 +45,7 @@ from toolwire.core.wires._base import (
     Wire,
     WireTarget,
 )
-from toolwire.core.wires._shared import DONE, parse_object
+from toolwire.core.wires._shared import DONE, first_object, parse_object
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Choice
@@ -395,6 +395,13 @@ class ChatCompletions(Wire):
 
     name = "openai-chat"
     reads_event_names = True  # Groq's ``event: error``
+
+    @classmethod
+    def recognizes(cls, first: bytes) -> bool:
+        """A chunk names its object, or (behind a proxy that drops it) has ``choices``."""
+        payload = first_object(first)
+        return payload is not None and (payload.get("object") == "chat.completion.chunk"
+                                        or "choices" in payload)
     policy = FinishPolicy(
         finishes={"stop": "stop", "tool_calls": "tool_calls", "length": "length",
                   "content_filter": "content_filter"},

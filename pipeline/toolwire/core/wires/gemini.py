@@ -62,7 +62,7 @@ from toolwire.core.wires._base import (
     Wire,
     WireTarget,
 )
-from toolwire.core.wires._shared import DONE
+from toolwire.core.wires._shared import DONE, first_object
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Call, Choice
@@ -90,6 +90,9 @@ SERVER_PART: Final = "executableCode"
 _PATH_STEPS: Final = re.compile(
     r"""\.([^.\[\]'"]+)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]|(.)""", re.DOTALL)
 
+
+#: Top-level keys only a Gemini chunk has (what ``auto`` recognizes it by).
+_FIRST_KEYS: Final = ("candidates", "promptFeedback", "usageMetadata")
 
 class WirePartialArg(TypedDict, total=False):
     """One piece of a Vertex streamed call's arguments: a value at a JSON path."""
@@ -302,6 +305,12 @@ class Gemini(Wire):
     #: Without ``?alt=sse`` (the REST default) the endpoint streams its chunks as one JSON
     #: array, told by its ``[``: the same chunks, the same record.
     other_framings: ClassVar[tuple[type[EventFramer], ...]] = (JSONArrayFramer,)
+
+    @classmethod
+    def recognizes(cls, first: bytes) -> bool:
+        """Only a Gemini chunk has these top-level keys."""
+        payload = first_object(first)
+        return payload is not None and any(key in payload for key in _FIRST_KEYS)
 
     def __init__(self) -> None:
         #: The assembler this wire reads into (known from the first slice on).

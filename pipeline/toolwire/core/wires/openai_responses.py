@@ -52,7 +52,7 @@ from toolwire.core.wires._base import (
     Wire,
     WireTarget,
 )
-from toolwire.core.wires._shared import DONE
+from toolwire.core.wires._shared import DONE, first_object
 
 if TYPE_CHECKING:
     from toolwire.core.assembly import Call, Choice
@@ -205,6 +205,13 @@ class OpenAIResponses(Wire):
         missing_end="the body ended without response.completed, response.incomplete or "
                     "response.failed (connection dropped or cut)",
     )
+
+    @classmethod
+    def recognizes(cls, first: bytes) -> bool:
+        """Every Responses event's ``type`` begins ``response.``."""
+        payload = first_object(first)
+        kind = None if payload is None else payload.get("type")
+        return type(kind) is str and kind.startswith("response.")
 
     def __init__(self) -> None:
         self._choice: Choice | None = None
