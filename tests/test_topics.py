@@ -34,7 +34,6 @@ from toolwire.core import Assembler, Limits, Provenance, assemble
 from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
 from toolwire.core.wires.chat_completions import ChatCompletions
 from toolwire.stream import messages
-from toolwire.stream.encode import Origin
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_CONTROL,
@@ -44,6 +43,7 @@ from toolwire.stream.messages import (
     H_PROVIDER,
     H_REQUEST_ID,
     InputMessage,
+    Origin,
     Output,
     Sink,
 )
@@ -95,7 +95,7 @@ def test_default_directory_is_the_checkouts(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_three_contracts_with_their_defaults(contracts: dict[Sink, Contract]) -> None:
     assert list(contracts) == list(ROLES)
-    expected = {Sink.CHUNKS: ("llm.sse.chunks", 1), Sink.ASSEMBLED: ("llm.toolcalls.assembled", 7),
+    expected = {Sink.INPUT: ("llm.sse.chunks", 1), Sink.ASSEMBLED: ("llm.toolcalls.assembled", 7),
                 Sink.DEADLETTER: ("llm.toolcalls.deadletter", 30)}
     for role, (name, days) in expected.items():
         c = contracts[role]
@@ -104,8 +104,8 @@ def test_three_contracts_with_their_defaults(contracts: dict[Sink, Contract]) ->
         assert c.source == TOPICS_DIR / f"{name}.json"
         assert c.key["description"]
         assert all(h.description for h in c.headers)
-    assert "schema" not in contracts[Sink.CHUNKS].value
-    assert contracts[Sink.CHUNKS].value["encoding"].startswith("raw bytes")
+    assert "schema" not in contracts[Sink.INPUT].value
+    assert contracts[Sink.INPUT].value["encoding"].startswith("raw bytes")
     assert contracts[Sink.ASSEMBLED].value["encoding"] == "JSON (UTF-8)"
 
 
@@ -195,7 +195,7 @@ def test_both_schemas_share_the_same_definitions(contracts: dict[Sink, Contract]
 def test_chunk_headers_are_the_ones_the_processor_reads(contracts: dict[Sink, Contract]) -> None:
     constants = {getattr(messages, n) for n in dir(messages) if n.startswith("H_")}
     produced_by_toolwire = {messages.H_IDEMPOTENCY_KEY, messages.H_OUTCOME}
-    chunks = contracts[Sink.CHUNKS]
+    chunks = contracts[Sink.INPUT]
     assert set(chunks.header_names()) == constants - produced_by_toolwire
     assert chunks.header_names() == [H_REQUEST_ID, H_CHUNK_SEQ, H_PROVIDER, H_MODEL,
                                      H_DECLARED_TOOLS, messages.H_WIRE,
@@ -210,7 +210,7 @@ def test_the_wire_header_is_documented_as_the_processor_reads_it(
         contracts: dict[Sink, Contract]) -> None:
     """Optional, absent meaning the default wire, every wire of the registry named, and what
     an unknown value (``auto`` included) becomes."""
-    (wire,) = [h for h in contracts[Sink.CHUNKS].headers if h.name == messages.H_WIRE]
+    (wire,) = [h for h in contracts[Sink.INPUT].headers if h.name == messages.H_WIRE]
     assert messages.H_WIRE == "wire" and not wire.required
     assert f"a body without it is read as {DEFAULT_WIRE}" in wire.description
     assert all(name in wire.description for name in SUPPORTED_WIRES)
@@ -382,7 +382,7 @@ def _processor_only_dead_letters() -> Iterator[tuple[str, Output]]:
     processor.handle(_message("idle", 0, GOOD[:30], key="s-idle", offset=5))
     clock.now += 3600
     control = processor.sweep()
-    assert len(control) == 1 and control[0].sink is Sink.CHUNKS
+    assert len(control) == 1 and control[0].sink is Sink.INPUT
     yield "stream_abandoned", processor.handle(InputMessage(
         topic="llm.sse.chunks", partition=0, offset=6, key=None, value=control[0].value,
         headers=control[0].headers))[0]

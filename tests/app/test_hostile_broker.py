@@ -338,7 +338,7 @@ def test_the_processor_over_dicts_accounts_for_every_hostile_request() -> None:
                                                 offsets[partition], key, value, headers))
         for output in outputs:
             processor.settle(output)
-            if output.sink is not Sink.CHUNKS:
+            if output.sink is not Sink.INPUT:
                 ledger.add(Out(output.sink, output.key, output.value,
                                tuple(output.headers.items())))
         return outputs

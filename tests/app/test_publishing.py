@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from typing import cast
 
 import orjson
 import pytest
@@ -23,14 +24,17 @@ from aiokafka.errors import (
 
 from tests.core.sse import body, call, chunk
 from tests.stream.test_processor import World
-from toolwire.app.publishing import MAX_REFITS, Publisher, PublishFault
+from toolwire.app.publishing import MAX_REFITS, Publisher, PublishFault, Refits, publish_fitted
 from toolwire.config.settings import Settings
+from toolwire.core.records import DeadLetterDecision
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
     H_DECLARED_TOOLS,
     H_END,
     H_REQUEST_ID,
+    Draft,
     InputMessage,
+    Origin,
     Output,
     Sink,
 )
@@ -84,8 +88,18 @@ def output(value: bytes = b"{}") -> Output:
     return Output(Sink.ASSEMBLED, b"s", value, {}, settles="r1")
 
 
-def publish(script: Script, out: Output, retry_timeout: float = 60.0) -> Output:
-    return asyncio.run(script.publisher(retry_timeout).publish(out))
+class Unfit:
+    """A processor that cannot build anything again (no test below it should ask)."""
+
+    def refit(self, output: Output, limit: int) -> Output:
+        raise AssertionError(f"refit asked of {output.sink.value} within {limit}")
+
+
+def publish(script: Script, out: Output, retry_timeout: float = 60.0,
+            processor: Refits | None = None) -> Output:
+    """What the worker does with one output: publish it, refitted by ``processor``."""
+    return asyncio.run(publish_fitted(script.publisher(retry_timeout), processor or Unfit(),
+                                      out))
 
 
 def test_a_leader_change_is_retried_until_it_goes_through() -> None:
@@ -126,21 +140,47 @@ def test_a_fatal_producer_state_is_a_fault_at_once(error: BaseException) -> None
 
 def test_a_record_without_a_refit_refused_as_too_large_is_a_fault() -> None:
     script = Script(limit=10)
-    control = Output(Sink.CHUNKS, b"s", b"x" * 100, {}, partition=0)
+    control = Output(Sink.INPUT, b"s", b"x" * 100, {}, partition=0)
     with pytest.raises(PublishFault) as caught:
         publish(script, control)
     assert "max.message.bytes" in caught.value.fix
 
 
+class Stubborn:
+    """Builds a dead letter again no smaller than before, and counts the limits it is asked."""
+
+    def __init__(self) -> None:
+        self.limits: list[int] = []
+
+    def refit(self, output: Output, limit: int) -> Output:
+        self.limits.append(limit)
+        return output
+
+
 def test_a_record_that_keeps_being_refused_is_a_fault_after_a_few_refits() -> None:
-    script = Script(limit=10)
-
-    def refit(limit: int) -> Output:
-        return Output(Sink.DEADLETTER, b"s", b"y" * 100, {}, refit=refit)
-
-    with pytest.raises(PublishFault):
-        publish(script, Output(Sink.DEADLETTER, b"s", b"y" * 100, {}, refit=refit))
+    script, stubborn = Script(limit=10), Stubborn()
+    letter = Output(Sink.DEADLETTER, b"s", b"y" * 100, {}, settles="r1",
+                    draft=Draft(cast(DeadLetterDecision, {}), Origin(0, 0, 0), ()))
+    with pytest.raises(PublishFault) as caught:
+        publish(script, letter, processor=stubborn)
     assert script.refits == ["deadletter"] * MAX_REFITS
+    assert stubborn.limits == [10] * MAX_REFITS  # the topic's limit, learned each time
+    assert script.attempts == MAX_REFITS + 1
+    assert "refused as too large" in caught.value.cause
+
+
+def test_a_dead_letter_that_cannot_be_cut_is_a_fault_naming_the_limit() -> None:
+    class Uncuttable:
+        def refit(self, output: Output, limit: int) -> Output:
+            raise ValueError("fields cut and still too large")
+
+    letter = Output(Sink.DEADLETTER, b"s", b"y" * 100, {},
+                    draft=Draft(cast(DeadLetterDecision, {}), Origin(0, 0, 0), ()))
+    script = Script(limit=10)
+    with pytest.raises(PublishFault) as caught:
+        publish(script, letter, processor=Uncuttable())
+    assert "cannot be cut to 10 bytes (fields cut and still too large)" in caught.value.cause
+    assert script.failed == ["MessageSizeTooLargeError"]
 
 
 # -- the processor's outputs, refused by a topic smaller than TOOLWIRE_MAX_RECORD_BYTES --------
@@ -168,7 +208,7 @@ def test_a_dead_letter_refused_as_too_large_is_published_cut_to_fit() -> None:
     out = _decide(world, "big-dl", tools="search")  # an undeclared tool: unknown_tool
     assert out.sink is Sink.DEADLETTER and len(out.value) > 6000
     script = Script(limit=3000)
-    published = publish(script, out)
+    published = publish(script, out, processor=world.processor)
     letter = orjson.loads(published.value)
     assert len(published.value) <= 3000
     assert letter["reason"] == "unknown_tool"
@@ -183,7 +223,7 @@ def test_an_assembled_record_refused_as_too_large_becomes_an_oversize_dead_lette
     out = _decide(world, "big-ok")
     assert out.sink is Sink.ASSEMBLED
     script = Script(limit=3000)
-    published = publish(script, out)
+    published = publish(script, out, processor=world.processor)
     letter = orjson.loads(published.value)
     assert published.sink is Sink.DEADLETTER and len(published.value) <= 3000
     assert letter["reason"] == "oversize"
@@ -203,3 +243,17 @@ def test_once_learned_a_topic_limit_shapes_every_record_before_it_is_sent() -> N
     assert orjson.loads(letter.value)["reason"] == "unknown_tool"
     oversize = _decide(world, "pre-ok")
     assert orjson.loads(oversize.value)["reason"] == "oversize"
+
+
+def test_a_dead_letter_of_one_message_refused_as_too_large_is_cut_from_its_draft() -> None:
+    world = World(settings=Settings())
+    no_request = InputMessage("llm.sse.chunks", 0, 5, b"s-x", b"x" * 6000, {H_CHUNK_SEQ: b"0"})
+    (out,) = world.processor.handle(no_request)
+    assert out.sink is Sink.DEADLETTER and out.settles is None and len(out.value) > 6000
+    script = Script(limit=3000)
+    published = publish(script, out, processor=world.processor)
+    letter = orjson.loads(published.value)
+    assert len(published.value) <= 3000 and published is not out
+    assert letter["reason"] == "malformed_message"
+    assert letter["raw_chunks_truncated"] is True
+    assert script.refits == ["deadletter"]

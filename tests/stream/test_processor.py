@@ -112,7 +112,7 @@ class World:
     def sweep(self) -> list[Output]:
         outputs: list[Output] = []
         for control in self.processor.sweep():
-            assert control.sink is Sink.CHUNKS and control.partition is not None
+            assert control.sink is Sink.INPUT and control.partition is not None
             msg = InputMessage("llm.sse.chunks", control.partition, self.offset, control.key,
                                control.value, control.headers)
             outputs += self.deliver(self.processor.handle(msg))

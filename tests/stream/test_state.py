@@ -90,10 +90,15 @@ def test_table_values_kept_in_memory_are_their_own_size() -> None:
     assert per_value < 512, per_value
 
 
-def test_open_response_identity_round_trips() -> None:
+def test_open_response_round_trips_and_an_earlier_releases_identity_is_ignored() -> None:
     state = OpenResponse("s", 1, None, None, None, 0, 0.0, stored=4, segments=2,
-                         identity={"0:0": ["call_1", None], "0:1": [None, "f"]})
-    assert decode_response(encode_response(state)) == state
+                         wire="anthropic-messages")
+    written = encode_response(state)
+    assert decode_response(written) == state
+    assert b"identity" not in written  # read by no code: no longer written at every flush
+    earlier = orjson.loads(written)
+    earlier["identity"] = {"0:0": ["call_1", None], "0:1": [None, "f"]}
+    assert decode_response(orjson.dumps(earlier)) == state
 
 
 def test_quarantine_entries_round_trip() -> None:

@@ -121,7 +121,7 @@ def test_a_response_decided_between_two_commits_writes_only_its_done_marker() ->
     assert world.processor.flush() == [] and world.chunks == {}
 
 
-def test_a_response_spanning_commits_writes_one_segment_per_commit_with_its_identity() -> None:
+def test_a_response_spanning_commits_writes_one_segment_per_commit() -> None:
     world = World(drain=False)
     for seq in range(9):  # past the first event, which names the call
         send_piece(world, "r1", seq)
@@ -129,7 +129,6 @@ def test_a_response_spanning_commits_writes_one_segment_per_commit_with_its_iden
     state = decode_response(world.responses["r1"])
     assert isinstance(state, OpenResponse)
     assert (state.stored, state.segments) == (9, 1)
-    assert state.identity == {"0:0": ["call_1", "get_weather"]}
     assert list(world.chunks) == [segment_key("r1", 0)]
     assert decode_segment(world.chunks[segment_key("r1", 0)]) == Segment(
         0, tuple(StoredChunk.of(p) for p in PIECES[:9]))

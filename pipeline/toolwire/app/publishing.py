@@ -5,10 +5,13 @@ done marker written) and before its input offset can be committed. Three things 
 the way, and each has one answer here:
 
 1. **The broker refuses the record as too large** (an output topic whose ``max.message.bytes``
-   is below ``TOOLWIRE_MAX_RECORD_BYTES``): the topic's limit is learned again and the output
-   is built again to fit it (:attr:`~toolwire.stream.messages.Output.refit`): a dead letter
-   cut (``raw_chunks_truncated``, ``fields_truncated``), an assembled record turned into an
-   ``oversize`` dead letter. The response still ends in exactly one record.
+   is below ``TOOLWIRE_MAX_RECORD_BYTES``): the publisher learns the topic's limit again and
+   reports it (:class:`TooLarge`); the worker asks the processor to build the output again
+   within it (:func:`publish_fitted`, :meth:`toolwire.stream.processor.Processor.refit`): a
+   dead letter cut (``raw_chunks_truncated``, ``fields_truncated``), an assembled record
+   turned into an ``oversize`` dead letter. The response still ends in exactly one record.
+   An explicit step, not a callback inside the publish: the publisher never calls into the
+   processor, and no output carries code.
 2. **A retriable error** (a leader moving, a request timeout, not enough replicas): the same
    output is sent again with backoff, in place — the agent handles nothing else meanwhile, so
    the session's order is kept and the input is not committed — for at most
@@ -28,6 +31,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Final, Protocol
 
 from aiokafka.errors import (
@@ -75,6 +79,32 @@ class PublishObserver(Protocol):
     def publish_failed(self, error: str) -> None: ...
 
     def record_refit(self, sink: str) -> None: ...
+
+
+class Refits(Protocol):
+    """Who builds an output again within a smaller limit (the processor)."""
+
+    def refit(self, output: Output, limit: int) -> Output: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TooLarge:
+    """The broker refused ``output`` as too large: its topic takes at most ``limit`` bytes."""
+
+    output: Output
+    limit: int
+    error: BaseException
+    #: Times this response's output has been refused so far (this refusal included).
+    refits: int
+
+    def fault(self, why: str) -> PublishFault:
+        return PublishFault(self.error, f"a {self.output.sink.value} record of "
+                            f"{len(self.output.value)} bytes {why}", _TOO_LARGE_FIX)
+
+
+#: What to do about a record no refit can fit.
+_TOO_LARGE_FIX: Final = ("raise the topic's max.message.bytes, or lower "
+                         "TOOLWIRE_MAX_RECORD_BYTES below it")
 
 
 class NoPublishObserver:
@@ -140,12 +170,21 @@ class Publisher:
         self.sleep = sleep
         self.clock = clock
 
-    async def publish(self, output: Output) -> Output:
-        """Publish ``output`` (or what it had to become to fit); raise :class:`PublishFault`
-        when this process cannot. Returns the output that was acknowledged."""
+    async def publish(self, output: Output,
+                      refused: TooLarge | None = None) -> Output | TooLarge:
+        """Publish ``output``: the output once acknowledged, or :class:`TooLarge` (the limit
+        it must be built again within); raise :class:`PublishFault` when this process
+        cannot. ``refused``: the refusal ``output`` was built again for."""
+        refits = 0
+        if refused is not None:
+            refits = refused.refits
+            self.observer.record_refit(refused.output.sink.value)
+            log.warning("a %s record of %d bytes was refused as too large (%s): publishing it "
+                        "again as a %s record of %d bytes, within %d", refused.output.sink.value,
+                        len(refused.output.value), type(refused.error).__name__,
+                        output.sink.value, len(output.value), refused.limit)
         deadline = self.clock() + self.retry_timeout
         backoff = BACKOFF_FIRST
-        refits = 0
         while True:
             try:
                 await self.send(output)
@@ -153,8 +192,7 @@ class Publisher:
             except asyncio.CancelledError:
                 raise
             except TOO_LARGE as exc:
-                refits += 1
-                output = await self._refit(output, exc, refits)
+                return await self._too_large(output, exc, refits + 1)
             except Exception as exc:
                 if not retriable(exc):
                     self.observer.publish_failed(type(exc).__name__)
@@ -175,28 +213,37 @@ class Publisher:
                 await self.sleep(min(backoff, left))
                 backoff = min(backoff * 2, BACKOFF_MOST)
 
-    async def _refit(self, output: Output, exc: BaseException, refits: int) -> Output:
-        """The output built again within the topic's limit, read again from the broker."""
-        fix = ("raise the topic's max.message.bytes, or lower TOOLWIRE_MAX_RECORD_BYTES "
-               "below it")
-        if output.refit is None or refits > MAX_REFITS:
+    async def _too_large(self, output: Output, exc: BaseException, refits: int) -> TooLarge:
+        """The refusal, with the limit read again from the broker; a fault when no refit
+        can help (a message that is no decision's, or refused too often)."""
+        if not output.refittable or refits > MAX_REFITS:
             self.observer.publish_failed(type(exc).__name__)
-            raise PublishFault(exc, f"a {output.sink.value} record of {len(output.value)} "
-                               "bytes was refused as too large", fix) from exc
+            raise TooLarge(output, 0, exc, refits).fault("was refused as too large") from exc
         limit = await self.learn_limit(output.sink)
         if limit is None or limit >= len(output.value) + len(output.key or b""):
             # The topic's limit was not readable, or is not what refused it (the broker's
             # own message.max.bytes, a batch): cut to a quarter less than the record.
             limit = (len(output.value) * 3) // 4
+        return TooLarge(output, limit, exc, refits)
+
+
+async def publish_fitted(publisher: Publisher, processor: Refits, output: Output) -> Output:
+    """Publish ``output``, built again by ``processor`` each time the broker refuses it as too
+    large; returns the output acknowledged. The refit step, in order:
+
+    1. the publisher sends, and reports a refusal as too large with the topic's limit
+       (:class:`TooLarge`);
+    2. the processor builds the output again within it (a dead letter cut; an assembled
+       record, or its ``oversize`` dead letter);
+    3. that is published instead, at most :data:`MAX_REFITS` times, after which the refusal
+       is a :class:`PublishFault`.
+    """
+    result = await publisher.publish(output)
+    while isinstance(result, TooLarge):
         try:
-            fitted = output.refit(limit)
-        except ValueError as cut:  # a dead letter that cannot fit even with fields cut
-            self.observer.publish_failed(type(exc).__name__)
-            raise PublishFault(exc, f"a {output.sink.value} record cannot be cut to "
-                               f"{limit} bytes ({cut})", fix) from exc
-        self.observer.record_refit(output.sink.value)
-        log.warning("a %s record of %d bytes was refused as too large (%s): published "
-                    "again as a %s record of %d bytes, within %d", output.sink.value,
-                    len(output.value), type(exc).__name__, fitted.sink.value,
-                    len(fitted.value), limit)
-        return fitted
+            fitted = processor.refit(result.output, result.limit)
+        except ValueError as cut:
+            publisher.observer.publish_failed(type(result.error).__name__)
+            raise result.fault(f"cannot be cut to {result.limit} bytes ({cut})") from cut
+        result = await publisher.publish(fitted, refused=result)
+    return result

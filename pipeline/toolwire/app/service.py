@@ -25,7 +25,7 @@ from toolwire.app.commit import Checkpoint, drain_producer
 from toolwire.app.faust_app import build_faust_app, changelog_configs
 from toolwire.app.health import Health, serve
 from toolwire.app.metrics import WorkerMetrics
-from toolwire.app.publishing import EXIT_FAULT, Publisher, PublishFault
+from toolwire.app.publishing import EXIT_FAULT, Publisher, PublishFault, publish_fitted
 from toolwire.app.tables import TextKeys
 from toolwire.app.watchdog import RecoveryStalled, RecoveryWatchdog, Verdict
 from toolwire.config.logs import logging_config
@@ -54,7 +54,7 @@ class Toolwire:
         self.sinks = {
             Sink.ASSEMBLED: app.topic(settings.topic_assembled, **raw),
             Sink.DEADLETTER: app.topic(settings.topic_deadletter, **raw),
-            Sink.CHUNKS: self.chunks_topic,
+            Sink.INPUT: self.chunks_topic,
         }
         self.tables = (
             self._table("chunks", "raw chunks of open responses, deleted when decided"),
@@ -210,7 +210,7 @@ class Toolwire:
         broker has it. One that cannot be published raises :class:`PublishFault`: the worker
         then stops without committing, and the restarted worker decides the response again
         instead of finding it done."""
-        published = await self.publisher.publish(output)
+        published = await publish_fitted(self.publisher, self.processor, output)
         if published.settles is not None:
             self.processor.settle(published)
 

@@ -241,11 +241,6 @@ class Assembler:
         self._head: bytearray | None = bytearray() if self._openings else None
         self._probe: tuple[EventFramer, Sequence[type[Wire]]] | None = None
 
-    @property
-    def done(self) -> bool:
-        """The body ended explicitly, as its wire defines it (``data: [DONE]``...)."""
-        return self.ended
-
     def feed(self, data: bytes) -> None:
         """Apply one slice of the body (any size, cut anywhere)."""
         self.body_bytes += len(data)
@@ -402,7 +397,7 @@ class Assembler:
         self.body_bytes += size
 
     def end(self) -> bool:
-        """The body ended; whether it ended explicitly (see :attr:`done`), or (for a provider
+        """The body ended; whether it ended explicitly (:attr:`ended`), or (for a provider
         that never sends the wire's end) after every choice had finished.
 
         Taken as complete without the wire's end only on a whole event: a body that stops

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import orjson
@@ -43,13 +43,16 @@ class OpenResponses(Protocol):
     rebuilt, decided and ended (:class:`toolwire.stream.processor.Processor`)."""
 
     live: dict[str, Live]
-    pending: dict[str, tuple[Live, Decision]]
+
+    @property
+    def pending(self) -> Mapping[str, object]:
+        """The decided responses not yet published, by request id."""
 
     def rebuild(self, request_id: str, state: OpenResponse) -> Live: ...
 
     def decide(self, live: Live) -> Decision: ...
 
-    def finish(self, live: Live, record: Decision) -> list[Output]: ...
+    def release(self, live: Live, decision: Decision) -> list[Output]: ...
 
     def drop(self, request_id: str) -> None: ...
 
@@ -129,7 +132,7 @@ class Control:
             if wall - done < self.settings.dedupe_window_seconds:
                 break  # decision order: the rest are younger
             due.setdefault(partition, []).append(request_id)
-        return [Output(Sink.CHUNKS, None, orjson.dumps({"requests": ids}),
+        return [Output(Sink.INPUT, None, orjson.dumps({"requests": ids}),
                        {H_CONTROL: CONTROL_SWEEP.encode()}, partition=p)
                 for p, ids in sorted(due.items()) if assigned is None or p in assigned]
 
@@ -205,11 +208,11 @@ class Control:
         idle = self.clock() - self.last_seen.get(request_id, self.clock())
         if idle < self.settings.stream_ttl_seconds:
             return []  # a chunk arrived after the sweeper looked
-        if live.assembler.failure is not None or live.assembler.done:
+        if live.assembler.failure is not None or live.assembler.ended:
             # The body was complete (or already failed); only the end marker never came.
-            return self.responses.finish(live, self.responses.decide(live))
+            return self.responses.release(live, self.responses.decide(live))
         self.stats[Event.STREAMS_ABANDONED] += 1
-        return self.responses.finish(live, dead_letter(
+        return self.responses.release(live, dead_letter(
             live.assembler, live.provenance, "stream_abandoned",
             f"no chunk for {idle:.0f} s (TTL {self.settings.stream_ttl_seconds:g} s)"))
 
@@ -218,7 +221,7 @@ class Control:
         live = self.responses.live.get(request_id)
         try:
             if live is not None:
-                return self.responses.finish(live, dead_letter(
+                return self.responses.release(live, dead_letter(
                     live.assembler, live.provenance, "internal_error",
                     f"{type(exc).__name__} while sweeping (see the worker log)"))
         except Exception:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import orjson
@@ -26,6 +25,8 @@ from toolwire.stream.messages import (
     H_IDEMPOTENCY_KEY,
     H_OUTCOME,
     H_REQUEST_ID,
+    Draft,
+    Origin,
     Output,
     Sink,
     idempotency_key,
@@ -42,17 +43,6 @@ _KEPT_WHOLE: Final = ("outcome", "reason", "provenance", "request_id", "session_
 _RAW_ITEM_BYTES: Final = 36
 #: Room kept for the raw-chunk fields themselves.
 _RAW_FIELDS_BYTES: Final = 64
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where a response's input was read: its partition and the offsets it spans, and the
-    wire its body is written in (which a replay must name again)."""
-
-    partition: int
-    first_offset: int
-    last_offset: int | None
-    wire: str = DEFAULT_WIRE
 
 
 def dumps(value: Any) -> bytes | None:
@@ -113,7 +103,8 @@ class Encoder:
                     raw: Sequence[tuple[int, bytes | None]], *,
                     settles: str | None = None, limit: int | None = None) -> Output:
         """The one builder of dead-letter messages: within ``limit`` bytes (by default the
-        dead-letter topic's), and able to build itself again within a smaller one."""
+        dead-letter topic's), with the draft it was built from (to build it again within a
+        smaller one)."""
         now = self.wall()
         settings = self.settings
         request_id, session = decision["request_id"], decision["session_id"]
@@ -141,11 +132,8 @@ class Encoder:
         value, reason = fit_dead_letter(letter, raw, room, settings.deadletter_raw_bytes)
         if reason != decision["reason"]:
             headers["toolwire.errors.reason"] = reason.encode()
-
-        def refit(smaller: int) -> Output:
-            return self.dead_letter(decision, origin, raw, settles=settles, limit=smaller)
-
-        return Output(Sink.DEADLETTER, key, value, headers, settles=settles, refit=refit)
+        return Output(Sink.DEADLETTER, key, value, headers, settles=settles,
+                      draft=Draft(decision, origin, tuple(raw)))
 
 
 def _cap_strings(value: Any, cap: int) -> Any:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 from typing import Final, NamedTuple
 
+from toolwire.core.records import DeadLetterDecision
 from toolwire.core.wires import AUTO, DEFAULT_WIRE, SUPPORTED_WIRES, UnknownWire
 
 H_REQUEST_ID: Final = "request-id"
@@ -194,9 +195,33 @@ class InputMessage:
 
 
 class Sink(Enum):
+    """The topic an output goes to."""
+
     ASSEMBLED = "assembled"
     DEADLETTER = "deadletter"
-    CHUNKS = "chunks"  # control messages the sweeper sends to itself
+    #: The input topic: the control messages the sweeper sends to itself.
+    INPUT = "chunks"
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a response's input was read: its partition and the offsets it spans, and the
+    wire its body is written in (which a replay must name again)."""
+
+    partition: int
+    first_offset: int
+    last_offset: int | None
+    wire: str = DEFAULT_WIRE
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What a dead letter's message was built from: enough to build it again within a smaller
+    limit (:meth:`toolwire.stream.outbox.Outbox.refit`)."""
+
+    decision: DeadLetterDecision
+    origin: Origin
+    raw: tuple[tuple[int, bytes | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,11 +235,16 @@ class Output:
     partition: int | None = None
     #: The request this record decides: once published, the processor settles it.
     settles: str | None = None
-    #: The same output built again to fit a smaller limit (bytes), when the broker refused it
-    #: as too large (an output topic whose ``max.message.bytes`` is below
-    #: ``TOOLWIRE_MAX_RECORD_BYTES``): a dead letter cut to fit, an assembled record turned
-    #: into an ``oversize`` dead letter. ``None`` for outputs that cannot be cut (control).
-    refit: Callable[[int], Output] | None = field(default=None, compare=False, repr=False)
+    #: A dead letter's draft, for a refit when the broker refuses it as too large (an output
+    #: topic whose ``max.message.bytes`` is below ``TOOLWIRE_MAX_RECORD_BYTES``). An assembled
+    #: record is built again from its pending response; a control message cannot be.
+    draft: Draft | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def refittable(self) -> bool:
+        """Whether a smaller version of this message can be built (every decision's can)."""
+        return self.draft is not None or (self.sink is Sink.ASSEMBLED
+                                          and self.settles is not None)
 
 
 # -- reading the envelope: key and headers, checked against the contract ----------------------

@@ -11,11 +11,13 @@ three parts:
   from their stored chunks, and deletes those chunks only once their replacement is durable;
 - :mod:`toolwire.stream.control` handles control messages and the sweep.
 
-What stays here is the life of a response: opened, fed chunk by chunk in sequence order,
-decided by its end marker (or the sweep), published. A decided response is *pending* until its
-record is published: only then does :meth:`Processor.settle` write its done marker and
-schedule the deletion of its chunks, so a record that fails to publish is decided again after
-a restart rather than lost.
+- :mod:`toolwire.stream.outbox` turns a decision into its message (held, cut to fit,
+  quarantined), keeps it *pending* until it is published, and only then settles it (its done
+  marker written, its chunks' deletion scheduled), so a record that fails to publish is decided
+  again after a restart rather than lost.
+
+What stays here is the life of a response: opened, fed message by message in sequence order,
+decided by its end marker (or the sweep), and released to the outbox.
 """
 
 from __future__ import annotations
@@ -24,16 +26,14 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, MutableMapping
-from dataclasses import replace
-from functools import partial
 
 from toolwire.config.settings import Settings
-from toolwire.core import Assembler, Options, decide, new_assembler
+from toolwire.core import Options, decide, new_assembler
 from toolwire.core.decide import closed_detail, dead_letter
 from toolwire.core.errors import Oversize
-from toolwire.core.records import AssembledRecord, DeadLetterDecision, Decision, message_fault
+from toolwire.core.records import Decision, message_fault
 from toolwire.stream.control import Control
-from toolwire.stream.encode import Encoder, Origin, dumps
+from toolwire.stream.encode import Encoder
 from toolwire.stream.messages import (
     END_MARKERS,
     H_CONTROL,
@@ -43,6 +43,7 @@ from toolwire.stream.messages import (
     H_PROVIDER,
     H_WIRE,
     InputMessage,
+    Origin,
     Output,
     Sink,
     declared_tools,
@@ -52,7 +53,8 @@ from toolwire.stream.messages import (
     wire_as_sent,
 )
 from toolwire.stream.observe import Event, NoObserver, Observer, Settled
-from toolwire.stream.state import DoneMarker, OpenResponse, QuarantineEntry, StoredChunk
+from toolwire.stream.outbox import Outbox, Pending
+from toolwire.stream.state import DoneMarker, OpenResponse, StoredChunk
 from toolwire.stream.store import Live, Store
 from toolwire.stream.writebehind import Write, WriteBehind
 
@@ -65,8 +67,8 @@ class Processor:
     Its facade — everything the worker (:mod:`toolwire.app.service`) calls:
 
     - per input message, in its event: :meth:`handle`, then :meth:`settle` for each output
-      once published (:meth:`unsettled` when publishing failed); :meth:`message_failed` when
-      :meth:`handle` itself raised;
+      once published (:meth:`unsettled` when publishing failed, :meth:`refit` when the broker
+      refused it as too large); :meth:`message_failed` when :meth:`handle` itself raised;
     - the commit's steps (:class:`toolwire.app.commit.Checkpoint`): :meth:`flush`,
       :meth:`drained`, :meth:`retire`; and :attr:`cache_full`, after which the agent flushes
       early;
@@ -76,7 +78,7 @@ class Processor:
       :class:`~toolwire.stream.observe.Event`), :meth:`gauges`, the ``observer`` given at
       construction, and :meth:`learn_limit`.
 
-    :meth:`rebuild`, :meth:`decide`, :meth:`finish` and :meth:`drop` serve
+    :meth:`rebuild`, :meth:`decide`, :meth:`release` and :meth:`drop` serve
     :mod:`toolwire.stream.control` (its ``OpenResponses`` protocol), not the worker.
     """
 
@@ -87,7 +89,6 @@ class Processor:
                  observer: Observer | None = None,
                  stats: Counter[str] | None = None) -> None:
         self.settings = settings
-        self.observer: Observer = observer or NoObserver()
         #: Event counts, keyed by :class:`~toolwire.stream.observe.Event` (the worker may hand
         #: in its own counter, to count its events beside these).
         self.stats: Counter[str] = Counter() if stats is None else stats
@@ -99,9 +100,21 @@ class Processor:
         self.encoder = Encoder(settings, wall)
         #: Open responses in memory (a cache: rebuilt from the tables when missing).
         self.live: dict[str, Live] = {}
-        #: Decided responses whose record is not yet published: request id → (live, record).
-        self.pending: dict[str, tuple[Live, Decision]] = {}
         self.control = Control(settings, self.store, self, self.stats, clock, wall)
+        self.outbox = Outbox(settings, self.store, self.control, self.encoder, self.stats,
+                             observer or NoObserver(), wall)
+        #: Decided responses whose record is not yet published, by request id.
+        self.pending: dict[str, Pending] = self.outbox.pending
+
+    @property
+    def observer(self) -> Observer:
+        """Who is told of each message consumed and each response settled (the metrics)."""
+        return self.outbox.observer
+
+    @observer.setter
+    def observer(self, observer: Observer) -> None:
+        # Set after construction when the observer itself reads this processor's counts.
+        self.outbox.observer = observer
 
     # -- facade: input -----------------------------------------------------------------------
 
@@ -148,32 +161,16 @@ class Processor:
 
         Runs in the same event as :meth:`handle` (the table writes need its partition).
         """
-        if output.settles is None:
-            return
-        live, record = self.pending.pop(output.settles)
-        outcome = record["outcome"]
-        done = self.wall()
-        self.store.done(live, outcome, done)
-        self.control.decided(live.request_id, done, live.partition)
-        self.stats[Event.settled(outcome)] += 1
-        self.stats[Event.FRAMES_AFTER_END] += record.get("frames_after_end", 0)
-        if outcome == "dead_letter":
-            log.info("request %s: dead letter %s", live.request_id, record.get("reason"),
-                     extra={"request_id": live.request_id, "session_id": live.session_id})
-        if record["outcome"] == "assembled":
-            reason, repairs = None, record["repairs"]
-            truncated, error_code = record["truncated"], record["error_code"]
-        else:
-            reason, repairs = record["reason"], record.get("repairs", {})
-            truncated, error_code = False, None
-        self.observer.settled(Settled(
-            outcome=outcome, reason=reason, provider=live.provider, repairs=repairs,
-            truncated=truncated, error_code=error_code, first_timestamp=live.first_timestamp,
-            last_timestamp=live.last_timestamp, published=done))
+        self.outbox.settle(output)
 
     def unsettled(self) -> None:
         """Publication failed: forget what was decided; the tables still hold it as open."""
-        self.pending.clear()
+        self.outbox.unsettled()
+
+    def refit(self, output: Output, limit: int) -> Output:
+        """``output`` built again within ``limit`` bytes, which the broker says its topic takes
+        (see :meth:`toolwire.stream.outbox.Outbox.refit`)."""
+        return self.outbox.refit(output, limit)
 
     # -- facade: the commit's steps (see toolwire.app.commit) --------------------------------
 
@@ -268,10 +265,10 @@ class Processor:
         self.control.seen(request_id)
         live.seen_at(msg.offset, msg.timestamp)
         if seq > live.next_seq:
-            return self.finish(live, dead_letter(
+            return self.release(live, dead_letter(
                 live.assembler, live.provenance, "sequence_gap",
                 f"expected chunk {live.next_seq}, got chunk {seq}: chunks were lost"),
-                extra_raw=[(seq, msg.value)])
+                extra_raw=((seq, msg.value),))
         asm = live.assembler
         size = len(msg.value)
         unstorable = self.store.unstorable(size)
@@ -306,41 +303,38 @@ class Processor:
         asm = live.assembler
         end = msg.header(H_END)
         if end not in END_MARKERS:
-            return self.finish(live, dead_letter(
+            return self.release(live, dead_letter(
                 asm, live.provenance, "malformed_message",
                 f"unknown {H_END} marker {quote(msg.headers[H_END])} "
                 "(expected eof, error or cancelled)"))
         if end != "eof" and asm.failure is None and not asm.end():
-            return self.finish(live, dead_letter(
+            return self.release(live, dead_letter(
                 asm, live.provenance, "stream_closed",
                 closed_detail(asm, f"the gateway ended the {asm.wire.name} body with "
                                    f"{end!r} before its end event")))
-        return self.finish(live, self.decide(live))
+        return self.release(live, self.decide(live))
 
     def _options(self, provider: str | None, wire: str,
-                 tools: frozenset[str] | None = None) -> Options:
-        """The options of a response of ``provider`` on ``wire``: every path that builds its
-        assembler (open, rebuild, internal failure) and its decision must agree on them (id
-        synthesis, the end rule, the wire), or a response rebuilt after a crash would be
-        assembled under other rules than before it."""
+                 tools: frozenset[str] | None) -> Options:
+        """The options of a response of ``provider`` on ``wire``, built once per open
+        response (:attr:`Live.options`): its assembler and its decision, on every path (open,
+        rebuild, internal failure), read the same ones (id synthesis, the end rule, the
+        wire), so a response rebuilt after a crash is assembled under the rules it began
+        under."""
         return Options(declared_tools=tools, strict=self.settings.strict,
                        synthesize_ids=self.settings.synthesizes_ids(provider),
                        end_without_done=self.settings.ends_without_done(provider),
                        limits=self.settings.limits, wire=wire)
 
-    def _assembler(self, provider: str | None, wire: str) -> Assembler:
-        """A new assembler for a response of ``provider`` on ``wire`` (see :meth:`_options`)."""
-        return new_assembler(self._options(provider, wire))
-
     def _live(self, request_id: str, session_id: str, msg: InputMessage, wire: str) -> Live:
         """A response whose first message is ``msg`` (its headers are sound, and name
         ``wire``)."""
         provider = msg.header(H_PROVIDER) or None
+        options = self._options(provider, wire, declared_tools(msg.header(H_DECLARED_TOOLS)))
         return Live(request_id=request_id, session_id=session_id, partition=msg.partition,
                     provider=provider, model=msg.header(H_MODEL) or None,
-                    tools=declared_tools(msg.header(H_DECLARED_TOOLS)),
-                    first_offset=msg.offset, assembler=self._assembler(provider, wire),
-                    wire=wire)
+                    first_offset=msg.offset, options=options,
+                    assembler=new_assembler(options))
 
     def _open(self, request_id: str, session_id: str, msg: InputMessage, wire: str) -> Live:
         live = self._live(request_id, session_id, msg, wire)
@@ -352,12 +346,12 @@ class Processor:
 
     def rebuild(self, request_id: str, state: OpenResponse) -> Live:
         """Continue a response after a crash or rebalance: replay its stored chunks."""
+        options = self._options(state.provider, state.wire,
+                                None if state.tools is None else frozenset(state.tools))
         live = Live(request_id=request_id, session_id=state.session, partition=state.partition,
                     provider=state.provider, model=state.model,
-                    tools=None if state.tools is None else frozenset(state.tools),
-                    first_offset=state.first_offset,
-                    assembler=self._assembler(state.provider, state.wire), wire=state.wire,
-                    opened=state.opened)
+                    first_offset=state.first_offset, options=options,
+                    assembler=new_assembler(options), opened=state.opened)
         chunks = self.store.read(request_id, state)
         for stored in chunks:
             if stored.body is None:
@@ -393,8 +387,8 @@ class Processor:
         if live is not None:
             kept = (live.stored <= seq < live.stored + len(live.unflushed)
                     and live.unflushed[seq - live.stored].body is not None)
-            extra = [] if kept else [(seq, msg.value)]
-            return self.finish(live, dead_letter(live.assembler, live.provenance,
+            extra = () if kept else ((seq, msg.value),)
+            return self.release(live, dead_letter(live.assembler, live.provenance,
                                                  "internal_error", detail), extra_raw=extra)
         # It failed before the response was open in memory: fail it from this message alone,
         # and mark it decided so that its later chunks are not assembled without this one.
@@ -402,89 +396,27 @@ class Processor:
         # must reach the dead letter: a replay without them would skip the check.
         live = self._live(request_id, session_id, msg, wire)
         live.last_offset = msg.offset
-        return self.finish(live, dead_letter(live.assembler, live.provenance,
+        return self.release(live, dead_letter(live.assembler, live.provenance,
                                              "internal_error", detail),
-                           extra_raw=[(seq, msg.value)])
+                           extra_raw=((seq, msg.value),))
 
     # -- a response's life: decision and publication -----------------------------------------
 
     def decide(self, live: Live) -> Decision:
-        return decide(live.assembler, self._options(live.provider, live.wire, live.tools),
-                      live.provenance)
+        return decide(live.assembler, live.options, live.provenance)
 
-    def finish(self, live: Live, record: Decision,
-               extra_raw: list[tuple[int, bytes]] | None = None) -> list[Output]:
-        """The record (or its dead letter) to publish; the state is dropped by :meth:`settle`.
+    def release(self, live: Live, decision: Decision,
+                extra_raw: tuple[tuple[int, bytes], ...] = ()) -> list[Output]:
+        """The response is decided: it is no longer open, and its message goes out through
+        the outbox (:meth:`toolwire.stream.outbox.Outbox.release`), pending until published.
 
-        The done marker is written only once the record is published: a record that fails
-        to publish leaves the response open, so the replay after a restart decides it again
-        instead of finding it "done" and publishing nothing.
+        The done marker is written only once the record is published (:meth:`settle`): a
+        record that fails to publish leaves the response open, so the replay after a restart
+        decides it again instead of finding it "done" and publishing nothing.
         """
-        session = live.session_id
-        output: Output | None = None
-        if record["outcome"] == "assembled":
-            if session in self.store.quarantine:
-                held = record
-                record = dead_letter(live.assembler, live.provenance, "session_quarantined",
-                                     "an earlier response of this session was dead-lettered; "
-                                     f"release it with: toolwire dlq release {session}")
-                record["held_record"] = held
-            else:
-                output = self.encoder.assembled(record, session, live.request_id)
-                if output is None:
-                    record = self._oversize(live, record)
-                else:
-                    output = replace(output, refit=partial(self._refit_assembled, live,
-                                                           record, extra_raw))
-        if record["outcome"] == "dead_letter":
-            output = self.encoder.dead_letter(record, live.origin,
-                                              [*self.store.raw(live), *(extra_raw or [])],
-                                              settles=live.request_id)
-            self._quarantine(live.partition, session, record)
-        assert output is not None
         self.live.pop(live.request_id, None)
         self.control.ended(live.request_id)
-        self.pending[live.request_id] = (live, record)
-        return [output]
-
-    def _quarantine(self, partition: int, session: str | None,
-                    record: DeadLetterDecision) -> None:
-        if session and session not in self.store.quarantine:
-            self.store.quarantine.put(partition, session, QuarantineEntry(
-                reason=record["reason"], request_id=record["request_id"], since=self.wall()))
-            self.stats[Event.SESSIONS_QUARANTINED] += 1
-
-    def _oversize(self, live: Live, record: Decision,
-                  limit: int | None = None) -> DeadLetterDecision:
-        size = len(dumps(record) or b"")
-        limit = limit or self.encoder.limits[Sink.ASSEMBLED]
-        where = (f"TOOLWIRE_MAX_RECORD_BYTES={limit}" if limit == self.settings.max_record_bytes
-                 else f"the assembled topic's max.message.bytes ({limit})")
-        detail = (f"the assembled record is {size} bytes, over {where}" if size else
-                  "the assembled record cannot be written as JSON")
-        self.stats[Event.RECORDS_TOO_LARGE] += 1
-        return dead_letter(live.assembler, live.provenance, "oversize", detail)
-
-    def _refit_assembled(self, live: Live, record: AssembledRecord,
-                         extra_raw: list[tuple[int, bytes]] | None, limit: int) -> Output:
-        """The broker refused this assembled record as too large for its topic (whose
-        ``max.message.bytes`` is below ``TOOLWIRE_MAX_RECORD_BYTES``): the response ends as
-        an ``oversize`` dead letter instead — never skipped — with its session quarantined,
-        as any dead letter's is."""
-        fitted = self.encoder.assembled(record, live.session_id, live.request_id, limit)
-        if fitted is not None:
-            return replace(fitted, refit=partial(self._refit_assembled, live, record,
-                                                 extra_raw))
-        letter = self._oversize(live, record, limit)
-        # Within the smaller of the two topics' limits: a refusal means this cluster's limits
-        # are small, and one more refusal of the dead letter would cost a round trip.
-        output = self.encoder.dead_letter(letter, live.origin,
-                                          [*self.store.raw(live), *(extra_raw or [])],
-                                          settles=live.request_id,
-                                          limit=min(limit, self.encoder.limits[Sink.DEADLETTER]))
-        self._quarantine(live.partition, live.session_id, letter)
-        self.pending[live.request_id] = (live, letter)
-        return output
+        return [self.outbox.release(live, decision, extra_raw)]
 
     # -- messages that break the input contract ----------------------------------------------
 
@@ -516,11 +448,11 @@ class Processor:
                      request_id, msg.topic, msg.partition, msg.offset,
                      extra={"request_id": request_id, "session_id": live.session_id,
                             "partition": msg.partition, "offset": msg.offset})
-            return self.finish(live, dead_letter(
+            return self.release(live, dead_letter(
                 live.assembler, live.provenance, "malformed_message",
                 f"{fault} (a message of this open response, at offset {msg.offset}: "
                 "the response fails with it)"),
-                extra_raw=[(live.next_seq, msg.value)])
+                extra_raw=((live.next_seq, msg.value),))
         except Exception:
             # Its table state could not be read or rebuilt: the message is still dead-lettered
             # on its own (the response, missing this chunk, cannot assemble past the gap).
@@ -536,7 +468,7 @@ class Processor:
         # Its declared tools, if its header can be read, so a replay checks them too.
         record["declared_tools"] = readable_tools(msg.headers.get(H_DECLARED_TOOLS))
         self.stats[Event.MALFORMED_MESSAGES] += 1
-        self._quarantine(msg.partition, session, record)
+        self.outbox.quarantine(msg.partition, session, record)
         self._message_dead_letter("malformed_message", msg)
         return [self.encoder.dead_letter(record, self._message_origin(msg), [(-1, msg.value)])]
 

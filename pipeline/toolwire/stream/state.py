@@ -14,8 +14,7 @@ Tables (every key belongs to the partition of the response or session it describ
   costs one changelog record and its bytes stay linear; deleted once decided. (The release
   before segments wrote one ``<request digest>.<seq hex>`` → :class:`StoredChunk` per message;
   those are still read.)
-- ``responses``: request id → :class:`OpenResponse` while open (with its wire, and the
-  per-call-index identity established so far, for an operator to read), then a
+- ``responses``: request id → :class:`OpenResponse` while open (with its wire), then a
   :class:`DoneMarker` kept for the dedupe window, so chunks replayed after a crash publish
   nothing twice.
 - ``quarantine``: session id → :class:`QuarantineEntry` until an operator's release.
@@ -75,9 +74,6 @@ class OpenResponse:
     #: chunk (its chunks are then read one by one until the first missing one).
     stored: int | None = None
     segments: int | None = None
-    #: The identity established so far: ``"choice:index"`` → ``[id, name]`` (either may be
-    #: ``null`` while unknown). Informative: a rebuild replays the chunks, which give it again.
-    identity: dict[str, list[str | None]] | None = None
     #: The wire its first message named: a rebuild reads the stored chunks under it (the
     #: first message, which named it, is not read again).
     wire: str = DEFAULT_WIRE
@@ -229,8 +225,7 @@ def encode_response(state: ResponseState) -> bytes:
         "provider": state.provider, "model": state.model,
         "tools": None if state.tools is None else list(state.tools),
         "first_offset": state.first_offset, "opened": state.opened,
-        "stored": state.stored, "segments": state.segments, "identity": state.identity,
-        "wire": state.wire}))
+        "stored": state.stored, "segments": state.segments, "wire": state.wire}))
 
 
 def decode_response(raw: bytes) -> ResponseState:
@@ -244,7 +239,8 @@ def decode_response(raw: bytes) -> ResponseState:
                           segments=_optional_int(value.get("segments")))
     if kind == "open":
         tools = value.get("tools")
-        identity = value.get("identity")
+        # An "identity" key (the calls' identity so far, written by releases before this one
+        # at every flush and read by none) is ignored: a rebuild replays the chunks.
         wire = value.get("wire", DEFAULT_WIRE)  # absent before version 3: Chat Completions
         if type(wire) is not str or wire not in SUPPORTED_WIRES:
             # Written by a release that reads more wires (adding a wire changes no format):
@@ -258,9 +254,7 @@ def decode_response(raw: bytes) -> ResponseState:
                             first_offset=int(value["first_offset"]),
                             opened=float(value.get("opened") or 0.0),
                             stored=_optional_int(value.get("stored")),
-                            segments=_optional_int(value.get("segments")),
-                            identity=identity if type(identity) is dict else None,
-                            wire=wire)
+                            segments=_optional_int(value.get("segments")), wire=wire)
     raise StateError(f"unknown response state kind {kind!r}")
 
 

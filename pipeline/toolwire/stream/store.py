@@ -22,9 +22,8 @@ from collections import Counter
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
-from toolwire.core import Assembler, Provenance
-from toolwire.core.wires import DEFAULT_WIRE
-from toolwire.stream.encode import Origin
+from toolwire.core import Assembler, Options, Provenance
+from toolwire.stream.messages import Origin
 from toolwire.stream.observe import Event
 from toolwire.stream.state import (
     Chunks,
@@ -66,11 +65,11 @@ class Live:
     partition: int
     provider: str | None
     model: str | None
-    tools: frozenset[str] | None
     first_offset: int
+    #: What it is read and decided under (its wire, declared tools, id synthesis, end rule):
+    #: built once, when it is opened or rebuilt, for its assembler and its decision alike.
+    options: Options
     assembler: Assembler
-    #: The wire its first message named (kept in its table entry across restarts).
-    wire: str = DEFAULT_WIRE
     next_seq: int = 0
     last_offset: int | None = None
     #: Wall time at which the response was opened (kept in its table entry across restarts).
@@ -84,6 +83,16 @@ class Live:
     #: Chunks written in segments, and how many segments hold them.
     stored: int = 0
     segments: int = 0
+
+    @property
+    def tools(self) -> frozenset[str] | None:
+        """The tools its request declared (kept in its table entry across restarts)."""
+        return self.options.declared_tools
+
+    @property
+    def wire(self) -> str:
+        """The wire its first message named (kept in its table entry across restarts)."""
+        return self.options.wire
 
     @property
     def origin(self) -> Origin:
@@ -111,10 +120,7 @@ class Live:
             session=self.session_id, partition=self.partition, provider=self.provider,
             model=self.model, tools=None if self.tools is None else tuple(sorted(self.tools)),
             first_offset=self.first_offset, opened=self.opened, stored=self.stored,
-            segments=self.segments,
-            identity={f"{c.choice}:{c.index}": [c.id, c.name]
-                      for c in self.assembler.calls.values()},
-            wire=self.wire)
+            segments=self.segments, wire=self.wire)
 
 
 class Store:

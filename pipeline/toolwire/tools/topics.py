@@ -44,7 +44,7 @@ ENV_REPLICATION = "TOOLWIRE_REPLICATION_FACTOR"
 ENV_PARTITIONS = "TOOLWIRE_PARTITIONS"
 
 #: The order contracts are listed and applied in: input first, then its outputs.
-ROLES: tuple[Sink, ...] = (Sink.CHUNKS, Sink.ASSEMBLED, Sink.DEADLETTER)
+ROLES: tuple[Sink, ...] = (Sink.INPUT, Sink.ASSEMBLED, Sink.DEADLETTER)
 
 CLEANUP_POLICIES = frozenset({"delete", "compact", "compact,delete"})
 _REQUIRED_KEYS = ("name", "role", "partitions", "cleanup_policy", "retention_ms", "key",
@@ -234,7 +234,7 @@ def _policy_set(policy: str) -> frozenset[str]:
 def _partition_advice(contract: Contract, actual: int) -> str:
     text = (f"topic {contract.name} has {actual} partitions, the contract says "
             f"{contract.partitions}: recreate it or set {ENV_PARTITIONS}={actual}")
-    if contract.role is Sink.CHUNKS:
+    if contract.role is Sink.INPUT:
         text += (" (for the workers too: their tables' changelog topics must have the same "
                  "count as this topic)")
     return text
@@ -308,7 +308,7 @@ async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
         existing = await _existing(admin, contracts, replication_factor, timeout)
         present = [c for c in contracts if c.name in existing]
         lines, problems = await _check_existing(admin, present, bootstrap)
-        chunks = next((c for c in contracts if c.role is Sink.CHUNKS), None)
+        chunks = next((c for c in contracts if c.role is Sink.INPUT), None)
         if app_id and chunks is not None:
             problems += await _check_changelogs(admin, existing, app_id, chunks)
         if problems:
