@@ -58,8 +58,8 @@ from tests.hostile import partition_of
 from toolwire.app.publishing import EXIT_FAULT
 from toolwire.broker import local
 from toolwire.core import Limits, Provenance, assemble
+from toolwire.kafka import group_members
 from toolwire.stream.messages import H_IDEMPOTENCY_KEY, idempotency_key
-from toolwire.tools.status import group_members
 
 # --------------------------------------------------------------------------- sizes
 

@@ -62,12 +62,12 @@ def test_each_step_has_its_module_and_the_readme_names_it() -> None:
 
 def test_no_flat_modules_beside_the_packages() -> None:
     """Every module but the package's own ``__init__`` lives in a package named for its job
-    (core, stream, app, publish, tap, config, tools, broker, cli)."""
+    (core, stream, app, publish, tap, config, kafka, tools, broker, cli)."""
     flat = sorted(p.name for p in SOURCE.glob("*.py") if p.name != "__init__.py")
     assert flat == []
     packages = {p.name for p in SOURCE.iterdir() if (p / "__init__.py").is_file()}
-    assert packages == {"app", "broker", "cli", "config", "core", "publish", "stream", "tap",
-                        "tools"}
+    assert packages == {"app", "broker", "cli", "config", "core", "kafka", "publish", "stream",
+                        "tap", "tools"}
 
 
 def test_the_wire_registry_names_the_chat_completions_wire() -> None:
@@ -335,6 +335,30 @@ def test_only_the_cli_entry_point_touches_argv_and_no_module_writes_the_environm
     assert writes == []
     readers = sorted(str(path) for path, text in sources.items() if argv_reads(text))
     assert readers == [str(_ARGV_READER)]
+
+
+def _imported(package: str) -> set[str]:
+    """Every ``toolwire`` module the modules of ``package`` import, at any depth of code."""
+    found: set[str] = set()
+    for path in (SOURCE / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+    return {m for m in found if m.split(".")[0] == "toolwire"}
+
+
+@pytest.mark.parametrize(("package", "below"), [
+    ("app", ("toolwire.tools", "toolwire.cli")),
+    ("kafka", ("toolwire.app", "toolwire.tools", "toolwire.cli", "toolwire.broker")),
+])
+def test_the_worker_and_the_shared_kafka_code_do_not_import_the_operators_tools(
+        package: str, below: tuple[str, ...]) -> None:
+    """The worker (``app``) does not import the operator's commands; what both need of Kafka
+    is ``toolwire.kafka``, which imports neither."""
+    bad = sorted(m for m in _imported(package) if m.startswith(below))
+    assert bad == [], f"toolwire.{package} imports {bad}"
 
 
 def test_the_gateway_library_does_not_pull_in_the_development_broker() -> None:

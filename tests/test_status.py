@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from toolwire.cli.status import report
-from toolwire.tools.status import GroupStatus, PartitionPosition, Stall
+from toolwire.kafka import GroupStatus, PartitionPosition, Stall
 
 CHUNKS = "llm.sse.chunks"
 

@@ -33,6 +33,7 @@ from toolwire.config.settings import Settings
 from toolwire.core import Assembler, Limits, Provenance, assemble
 from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
 from toolwire.core.wires.chat_completions import ChatCompletions
+from toolwire.kafka import TopicError
 from toolwire.stream import messages
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
@@ -52,7 +53,6 @@ from toolwire.tools.topics import (
     ROLES,
     Contract,
     ContractError,
-    TopicError,
     TopicMismatch,
     apply_topics,
     default_directory,

@@ -68,8 +68,8 @@ from kafka_io import LiveRun
 from procs import Proc
 
 from toolwire.broker import local
+from toolwire.kafka import group_members
 from toolwire.publish import ChunkPublisher
-from toolwire.tools import status
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -653,7 +653,7 @@ class Bench:
                 if stable_at is None:
                     with contextlib.suppress(Exception):
                         state, members = asyncio.run(
-                            status.group_members(self.bootstrap, app, topic))
+                            group_members(self.bootstrap, app, topic))
                         owned = sorted(p for ps in members.values() for p in ps)
                         if (state == "Stable" and len(members) == n
                                 and all(members.values()) and owned == list(range(parts))):

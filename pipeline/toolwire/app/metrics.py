@@ -26,8 +26,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from toolwire.core.identity import REPAIR_NAMES
+from toolwire.kafka import PartitionPosition
 from toolwire.stream.observe import Event, Settled
-from toolwire.tools.status import PartitionPosition
 
 if TYPE_CHECKING:  # toolwire.app imports this module: no import of the package at run time
     from toolwire.app.health import Health
@@ -198,7 +198,7 @@ class WorkerMetrics:
         r.register(_HealthCollector(self))
 
     def positions(self, members: int, positions: Iterable[PartitionPosition]) -> None:
-        """Topic metrics, from a :func:`toolwire.tools.status.group_status` of the group."""
+        """Topic metrics, from a :func:`toolwire.kafka.group_status` of the group."""
         self.live_members.set(members)
         for p in positions:
             partition = str(p.partition)

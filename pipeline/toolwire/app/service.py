@@ -31,11 +31,10 @@ from toolwire.app.watchdog import RecoveryStalled, RecoveryWatchdog, Verdict
 from toolwire.config.logs import logging_config
 from toolwire.config.security import client_options
 from toolwire.config.settings import Settings
+from toolwire.kafka import group_status, topic_max_message_bytes
 from toolwire.stream.messages import InputMessage, Output, Sink
 from toolwire.stream.observe import Event
 from toolwire.stream.processor import Processor
-from toolwire.tools.status import group_status
-from toolwire.tools.topics import topic_max_message_bytes
 
 log = logging.getLogger("toolwire.app")
 

@@ -514,15 +514,12 @@ async def _metadata(bootstrap: str, timeout: float,
     """One real Metadata round trip; this, not an open port, is what "ready" means."""
     from aiokafka.admin import AIOKafkaAdminClient
 
+    from toolwire.kafka.clients import open_client
+
     ms = max(1000, int(timeout * 1000))
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=ms,
-                                **(security or {}))
-    try:
-        await asyncio.wait_for(admin.start(), timeout)
+    async with open_client(AIOKafkaAdminClient, bootstrap, start_timeout=timeout,
+                           request_timeout_ms=ms, **(security or {})) as admin:
         cluster: dict[str, Any] = await asyncio.wait_for(admin.describe_cluster(), timeout)
-    finally:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(admin.close(), 5)
     if not cluster.get("brokers"):
         raise BrokerError(f"{bootstrap} answered metadata but lists no live broker yet")
     return cluster

@@ -115,12 +115,43 @@ def kafka_security(prog: str, settings: Settings) -> dict[str, Any]:
         raise UsageError(str(exc), prog) from None
 
 
+def bootstrap_advice(settings: Settings, source: str | None = None) -> str:
+    """What to do about a bootstrap address no broker answers at: fix where it came from
+    (``source``, e.g. ``--bootstrap``; else ``KAFKA_BOOTSTRAP_SERVERS`` when set, else the
+    local broker)."""
+    if source is None and not settings.bootstrap.strip():
+        return ("the local broker does not answer: restart it ('toolwire broker stop', then "
+                "'toolwire broker start'), or set KAFKA_BOOTSTRAP_SERVERS to a running one")
+    return f"start the broker, or point {source or 'KAFKA_BOOTSTRAP_SERVERS'} at a running one"
+
+
+def _unreachable(exc: BaseException) -> BaseException | None:
+    """The :class:`~toolwire.kafka.KafkaUnreachable` that ``exc`` is or was raised from."""
+    from toolwire.kafka.clients import KafkaUnreachable
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KafkaUnreachable):
+            return seen
+        seen = seen.__cause__
+    return None
+
+
 def kafka_failure(prog: str, exc: BaseException, bootstrap: str, settings: Settings,
-                  security: dict[str, Any]) -> Failure:
-    """The failure of a command whose Kafka client failed. aiokafka reports a refused login
-    or TLS handshake only as "unable to bootstrap", so on a secured cluster one direct
-    connection finds the cause and names the setting to fix."""
-    message = f"Kafka at {bootstrap}: {type(exc).__name__}: {exc}"
+                  security: dict[str, Any], *, source: str | None = None) -> Failure:
+    """The failure of a command whose Kafka client failed, on one line that names the
+    address. A cluster no bootstrap server of which answers says so and what to fix
+    (:func:`bootstrap_advice`; ``source``: where ``bootstrap`` came from, when not the
+    settings). aiokafka reports a refused login or TLS handshake only as "unable to
+    bootstrap", so on a secured cluster one direct connection finds the cause and names the
+    setting to fix. Call it outside an event loop."""
+    unreachable = _unreachable(exc)
+    if unreachable is not None:
+        message = f"{unreachable}: {bootstrap_advice(settings, source)}"
+    else:
+        name, text = type(exc).__name__, " ".join(str(exc).split())
+        why = text if name in text else f"{name}: {text}" if text else name
+        message = why if bootstrap in why else f"Kafka at {bootstrap}: {why}"
     if settings.secured:
         import asyncio
 

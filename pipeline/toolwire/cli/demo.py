@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from toolwire.cli.common import Failure, Subparsers, positive_seconds
+from toolwire.cli.common import (
+    Failure,
+    Subparsers,
+    bootstrap_advice,
+    load_settings,
+    positive_seconds,
+)
 
 PROG = "toolwire demo"
 
@@ -28,9 +34,13 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from toolwire.kafka import KafkaUnreachable
     from toolwire.tools.demo import DemoError, run_demo
 
     try:
         return run_demo(args.timeout, args.keep_broker)
     except DemoError as exc:
-        raise Failure(f"failed: {exc}", PROG) from None
+        message = str(exc)
+        if isinstance(exc.__cause__, KafkaUnreachable):
+            message += f": {bootstrap_advice(load_settings(PROG))}"
+        raise Failure(f"failed: {message}", PROG) from None

@@ -158,10 +158,8 @@ def run(args: argparse.Namespace) -> int:
             slice_size=args.slice_size, end=args.end, progress=progress,
             connect_timeout=args.timeout, security=security, wire=args.wire, **coalescing,
         ))
-    except BrokerUnreachable as exc:  # on a secured cluster: find out why (a refused login?)
-        if settings.secured:
-            raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
-        raise Failure(str(exc), PROG) from None
+    except BrokerUnreachable as exc:  # what to fix; on a secured cluster, why (a login?)
+        raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
     except Exception as exc:  # PublishError, KafkaError: all "could not publish"
         raise Failure(str(exc) or type(exc).__name__, PROG) from None
     return EXIT_OK

@@ -20,7 +20,7 @@ from toolwire.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from toolwire.tools.status import GroupStatus
+    from toolwire.kafka import GroupStatus
 
 PROG = "toolwire status"
 
@@ -46,7 +46,7 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolwire.tools.status import group_status
+    from toolwire.kafka import group_status
 
     settings = load_settings(PROG)
     security = kafka_security(PROG, settings)
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(status: GroupStatus, *, as_json: bool = False) -> int:
-    """Print a :class:`~toolwire.tools.status.GroupStatus` (text, or one JSON object); the exit
+    """Print a :class:`~toolwire.kafka.GroupStatus` (text, or one JSON object); the exit
     status: 0 with a live member, 1 without."""
     if as_json:
         print(orjson.dumps(status.as_json(), option=orjson.OPT_INDENT_2).decode())

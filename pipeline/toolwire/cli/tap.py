@@ -1,4 +1,4 @@
-"""``toolwire tap serve``: the tee proxy (:mod:`toolwire.tap._proxy`) on a local port."""
+"""``toolwire tap serve``: the tee proxy (:class:`toolwire.tap.TeeProxy`) on a local port."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from toolwire.cli.common import (
     Subparsers,
     UsageError,
     find_broker,
+    kafka_failure,
     kafka_security,
     load_settings,
     positive_int,
@@ -128,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
     import httpx2
     import uvicorn
 
-    from toolwire.publish import ChunkPublisher
-    from toolwire.tap._proxy import TeeProxy, parse_upstreams
+    from toolwire.publish import BrokerUnreachable, ChunkPublisher
+    from toolwire.tap import TeeProxy, parse_upstreams
 
     try:
         upstreams = parse_upstreams(args.upstream)
@@ -169,7 +170,11 @@ def run(args: argparse.Namespace) -> int:
         # that cannot be reached fails the command before any request is taken.
         try:
             await publisher.start()
-        except Exception as exc:  # BrokerUnreachable, TopicNotFound: they say what to fix
+        except BrokerUnreachable:  # reported below, outside the loop (kafka_failure)
+            await client.aclose()
+            raise
+        except Exception as exc:  # TopicNotFound: it says what to fix
+            await client.aclose()
             raise Failure(str(exc) or type(exc).__name__, PROG) from None
         shown = f"[{host}]" if ":" in host else host
         routes = ", ".join((u.prefix or "/") + " -> " + u.url for u in upstreams)
@@ -192,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(serve())
     except (_Stopped, KeyboardInterrupt):
         pass
+    except BrokerUnreachable as exc:
+        raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()

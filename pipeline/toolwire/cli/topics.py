@@ -21,12 +21,12 @@ from toolwire.cli.common import (
     positive_int,
     positive_seconds,
 )
+from toolwire.kafka import TopicError
 from toolwire.tools.topics import (
     ENV_PARTITIONS,
     ENV_REPLICATION,
     ENV_TOPICS_DIR,
     Contract,
-    TopicError,
     TopicMismatch,
     apply_topics,
     load_contracts,
@@ -131,7 +131,8 @@ def run_apply(args: argparse.Namespace) -> int:
     except TopicError as exc:
         raise Failure(str(exc), PROG) from None
     except Exception as exc:  # KafkaError, OSError, TimeoutError
-        raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
+        raise kafka_failure(PROG, exc, bootstrap, settings, security,
+                            source="--bootstrap" if args.bootstrap else None) from None
     for line in lines:
         print(line)
     return EXIT_OK

@@ -7,10 +7,19 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from toolwire.cli.common import Failure, Subparsers, find_broker, kafka_security, load_settings
+from toolwire.cli.common import (
+    Failure,
+    Subparsers,
+    find_broker,
+    kafka_failure,
+    kafka_security,
+    load_settings,
+)
 from toolwire.config.settings import Settings
 
 PROG = "toolwire worker"
+#: How long the check before Faust starts waits for the cluster to answer.
+REACH_TIMEOUT = 15.0
 
 
 def add(sub: Subparsers) -> None:
@@ -24,7 +33,8 @@ def add(sub: Subparsers) -> None:
             "KAFKA_BOOTSTRAP_SERVERS, else the local broker of 'toolwire broker start'. "
             "Settings come from TOOLWIRE_* variables (see the README); on a secured cluster "
             "(TOOLWIRE_SECURITY_PROTOCOL) the login is checked first and a refused one exits 1 "
-            "naming the setting to fix. Stop it with Ctrl-C or SIGTERM."),
+            "naming the setting to fix; a cluster that does not answer at all exits 1 too. "
+            "Stop it with Ctrl-C or SIGTERM."),
     )
     p.add_argument("--loglevel", "-l", default="info",
                    choices=["debug", "info", "warning", "error"], help="log level (info)")
@@ -39,9 +49,32 @@ def run(args: argparse.Namespace) -> int:
     bootstrap = find_broker(PROG)
     if settings.secured:
         check_login(bootstrap, settings, security)
+    else:
+        check_reachable(bootstrap, settings, security)
     worker = create_app(dataclasses.replace(settings, bootstrap=bootstrap))
     level = {"warning": "warn"}.get(args.loglevel, args.loglevel)  # Faust's own spelling
     return worker.run(loglevel=level)
+
+
+def check_reachable(bootstrap: str, settings: Settings, security: dict[str, Any],
+                    timeout: float = REACH_TIMEOUT) -> None:
+    """One metadata request before Faust starts: a cluster that does not answer then stops
+    the worker at once with one line naming the address and what to fix, instead of Faust's
+    traceback of "unable to bootstrap"."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    from toolwire.kafka import open_client
+
+    async def reach() -> None:
+        async with open_client(AIOKafkaAdminClient, bootstrap, start_timeout=timeout,
+                               client_id="toolwire-worker-check",
+                               request_timeout_ms=int(timeout * 1000), **security):
+            pass
+
+    try:
+        asyncio.run(reach())
+    except Exception as exc:  # KafkaUnreachable, KafkaError, OSError
+        raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
 
 
 def check_login(bootstrap: str, settings: Settings, security: dict[str, Any]) -> None:

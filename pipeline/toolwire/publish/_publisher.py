@@ -36,6 +36,7 @@ from typing import Any, Final, Self
 
 from aiokafka import AIOKafkaProducer
 
+from toolwire.kafka.clients import KafkaUnreachable, start_client
 from toolwire.publish._coalescing import (
     DEFAULT_COALESCE_BYTES,
     Coalescer,
@@ -306,16 +307,13 @@ class ChunkPublisher:
         if self._owned and self._producer is None:
             producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, **self._options)
             try:
-                await asyncio.wait_for(producer.start(), self.connect_timeout)
-            except BaseException as exc:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(producer.stop(), 5)
-                if not isinstance(exc, Exception):
-                    raise
-                why = "no answer" if isinstance(exc, TimeoutError) else str(exc) or repr(exc)
+                # Closed again by start_client when its start fails, however it fails.
+                await start_client(producer, str(self.bootstrap), timeout=self.connect_timeout)
+            except KafkaUnreachable as exc:  # "cannot reach Kafka at HOST:PORT (why)"
+                raise BrokerUnreachable(str(exc)) from exc
+            except Exception as exc:
                 raise BrokerUnreachable(
-                    f"cannot reach Kafka at {self.bootstrap} within "
-                    f"{self.connect_timeout:g}s: {why}"
+                    f"cannot reach Kafka at {self.bootstrap}: {str(exc) or repr(exc)}"
                 ) from exc
             self._producer = producer
         try:

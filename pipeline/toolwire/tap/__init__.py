@@ -5,7 +5,9 @@ chunks topic expects it (issue 21).
   decoder per stream, within a bound;
 - :mod:`._tee`: tee transports for httpx2 and httpx clients, sync and async, and the same tee
   as a response event hook, which push every streamed response to the chunks topic as the
-  client reads it (:class:`Httpx2TeeTransport`, :class:`HttpxTeeTransport`, :class:`TeeHook`).
+  client reads it (:class:`Httpx2TeeTransport`, :class:`HttpxTeeTransport`, :class:`TeeHook`);
+- :mod:`._proxy`: the tee proxy behind ``toolwire tap serve``, for every other client
+  (:class:`TeeProxy`, its ``--upstream`` routes read by :func:`parse_upstreams`).
 
 Nothing happens at import.
 """
@@ -18,6 +20,7 @@ from toolwire.tap._decoding import (
     decoder_for,
     parse_codings,
 )
+from toolwire.tap._proxy import TeeProxy, Upstream, parse_upstreams
 from toolwire.tap._tee import (
     SESSION,
     Httpx2TeeTransport,
@@ -31,6 +34,6 @@ from toolwire.tap._tee import (
 )
 
 __all__ = ["SESSION", "SUPPORTED_DECODERS", "ContentDecoder", "DecodedTooLarge",
-           "DecodingError", "Httpx2TeeTransport", "HttpxTeeTransport", "StreamOpener", "Tap", "Tee",
-           "TeeHook", "decoder_for",
-           "parse_codings", "request_fields", "wire_of"]
+           "DecodingError", "Httpx2TeeTransport", "HttpxTeeTransport", "StreamOpener", "Tap",
+           "Tee", "TeeHook", "TeeProxy", "Upstream", "decoder_for", "parse_codings",
+           "parse_upstreams", "request_fields", "wire_of"]

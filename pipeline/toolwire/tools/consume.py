@@ -16,21 +16,23 @@ import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from toolwire.config.settings import Settings
+from toolwire.kafka import open_client
 
 
 async def consume(bootstrap: str, topic: str, *, from_beginning: bool, idle_timeout: float,
                   max_records: int | None, emit: Callable[[dict[str, Any]], None],
                   ready: asyncio.Event | None = None,
-                  security: Mapping[str, Any] | None = None) -> int:
+                  security: Mapping[str, Any] | None = None,
+                  connect_timeout: float = 15.0) -> int:
     """Emit each record (value JSON, plus ``_kafka`` metadata); return how many.
 
-    ``security``: aiokafka connection options (:func:`toolwire.config.security.client_options`)."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                auto_offset_reset="earliest" if from_beginning else "latest",
-                                **(security or {}))
+    ``security``: aiokafka connection options (:func:`toolwire.config.security.client_options`);
+    ``connect_timeout``: how long the consumer may take to connect."""
     count = 0
-    try:
-        await consumer.start()  # inside the try: a refused login must not leak the client
+    async with open_client(AIOKafkaConsumer, bootstrap, start_timeout=connect_timeout,
+                           enable_auto_commit=False,
+                           auto_offset_reset="earliest" if from_beginning else "latest",
+                           **(security or {})) as consumer:
         partitions = consumer.partitions_for_topic(topic) or set()
         if not partitions:
             await consumer._client.force_metadata_update()
@@ -70,8 +72,6 @@ async def consume(bootstrap: str, topic: str, *, from_beginning: bool, idle_time
                     count += 1
                     if max_records is not None and count >= max_records:
                         return count
-    finally:
-        await consumer.stop()
     return count
 
 

@@ -8,7 +8,6 @@ assembled and dead-letter topics, and stops everything it started — also on Ct
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import subprocess
@@ -27,16 +26,14 @@ from toolwire.broker.local import BrokerError, stop
 from toolwire.config.security import client_options
 from toolwire.config.settings import Settings, child_environment
 from toolwire.core.wires import AUTO
+from toolwire.kafka import TopicError, open_client
 from toolwire.publish import PublishError, publish_captures
 from toolwire.tools.captures import SUFFIXES
 from toolwire.tools.connect import resolve_bootstrap
-from toolwire.tools.topics import (
-    ContractError,
-    TopicError,
-    TopicMismatch,
-    apply_topics,
-    load_contracts,
-)
+from toolwire.tools.topics import ContractError, TopicMismatch, apply_topics, load_contracts
+
+#: How long the demo's own consumers wait for the broker to answer when they start.
+_START_TIMEOUT = 30.0
 
 
 def say(message: str) -> None:
@@ -76,27 +73,21 @@ class WorkerProcess:
 
 async def end_offsets(bootstrap: str, topics: list[str],
                       security: Mapping[str, Any] | None = None) -> dict[TopicPartition, int]:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                **(security or {}))
-    await consumer.start()
-    try:
+    async with open_client(AIOKafkaConsumer, bootstrap, start_timeout=_START_TIMEOUT,
+                           enable_auto_commit=False, **(security or {})) as consumer:
         await consumer._client.force_metadata_update()
         tps = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
         offsets: dict[TopicPartition, int] = await consumer.end_offsets(tps)
         return offsets
-    finally:
-        await consumer.stop()
 
 
 async def wait_for(bootstrap: str, start: dict[TopicPartition, int], requests: set[str],
                    timeout: float, worker: WorkerProcess,
                    security: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Read from ``start`` until a record of every request arrived (or the time is up)."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                **(security or {}))
-    await consumer.start()
     found: dict[str, dict[str, Any]] = {}
-    try:
+    async with open_client(AIOKafkaConsumer, bootstrap, start_timeout=_START_TIMEOUT,
+                           enable_auto_commit=False, **(security or {})) as consumer:
         consumer.assign(list(start))
         for tp, offset in start.items():
             consumer.seek(tp, offset)
@@ -115,10 +106,6 @@ async def wait_for(bootstrap: str, start: dict[TopicPartition, int], requests: s
             if time.monotonic() > next_note:
                 say(f"{len(found)}/{len(requests)} records so far, waiting for the worker…")
                 next_note += 15
-    finally:
-        # aiokafka may raise CancelledError from its own tasks when stopped soon after start.
-        with contextlib.suppress(asyncio.CancelledError):
-            await consumer.stop()
     return list(found.values())
 
 

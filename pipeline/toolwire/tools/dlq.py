@@ -36,6 +36,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
+from toolwire.kafka import open_client
 from toolwire.stream.messages import (
     CONTROL_RELEASE,
     END_EOF,
@@ -162,10 +163,9 @@ async def read_dead_letters(bootstrap: str, topic: str, *, since: float | None =
                             timeout: float = 15.0) -> AsyncIterator[StoredDeadLetter]:
     """Every dead letter from ``since`` (Unix time; ``None``: the oldest kept) to the end of
     the topic as it is now, partition by partition."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                client_id="toolwire-dlq", **(security or {}))
-    await consumer.start()
-    try:
+    async with open_client(AIOKafkaConsumer, bootstrap, start_timeout=timeout,
+                           enable_auto_commit=False, client_id="toolwire-dlq",
+                           **(security or {})) as consumer:
         cluster = await consumer._client.fetch_all_metadata()
         partitions = sorted(cluster.partitions_for_topic(topic) or ())
         if not partitions:
@@ -192,8 +192,6 @@ async def read_dead_letters(bootstrap: str, topic: str, *, since: float | None =
                         break
                     yield _stored(message)
                     done = message.offset >= ends[tp] - 1
-    finally:
-        await consumer.stop()
 
 
 async def fetch_dead_letter(bootstrap: str, topic: str, ref: str, *,
@@ -201,10 +199,9 @@ async def fetch_dead_letter(bootstrap: str, topic: str, ref: str, *,
                             timeout: float = 15.0) -> StoredDeadLetter:
     """The dead letter at ``PARTITION:OFFSET``."""
     partition, offset = parse_ref(ref)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                client_id="toolwire-dlq", **(security or {}))
-    await consumer.start()
-    try:
+    async with open_client(AIOKafkaConsumer, bootstrap, start_timeout=timeout,
+                           enable_auto_commit=False, client_id="toolwire-dlq",
+                           **(security or {})) as consumer:
         tp = TopicPartition(topic, partition)
         cluster = await consumer._client.fetch_all_metadata()
         if partition not in (cluster.partitions_for_topic(topic) or ()):
@@ -217,8 +214,6 @@ async def fetch_dead_letter(bootstrap: str, topic: str, ref: str, *,
             raise DeadLetterNotFound(f"no dead letter at {ref} on {topic} (expired or not "
                                      "written yet)")
         return _stored(messages[0])
-    finally:
-        await consumer.stop()
 
 
 def replay_request_id(letter: StoredDeadLetter, topic: str) -> str:
@@ -271,20 +266,20 @@ def replay_messages(letter: StoredDeadLetter, topic: str
 async def replay(bootstrap: str, topic: str, letters: Sequence[StoredDeadLetter],
                  deadletter_topic: str, *, rate: float = 500.0, release_first: bool = False,
                  security: Mapping[str, Any] | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> list[str]:
+                 progress: Callable[[int, int], None] | None = None,
+                 timeout: float = 15.0) -> list[str]:
     """Re-publish each dead letter's body; at most ``rate`` messages per second. Returns the
     new request ids. With ``release_first``, each session is released just before its first
-    replay (in order, on its partition)."""
+    replay (in order, on its partition). ``timeout``: how long the producer may take to
+    connect."""
     plans = [(letter, *replay_messages(letter, deadletter_topic)) for letter in letters]
     total = sum(len(messages) for _, _, messages in plans)
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all",
-                                enable_idempotence=True, **(security or {}))
     requests: list[str] = []
     released: set[bytes] = set()
     sent = 0
-    started = time.monotonic()
-    try:
-        await producer.start()
+    async with open_client(AIOKafkaProducer, bootstrap, start_timeout=timeout, acks="all",
+                           enable_idempotence=True, **(security or {})) as producer:
+        started = time.monotonic()
         for letter, key, messages in plans:
             if release_first and key not in released:
                 await _send_release(producer, topic, key)
@@ -300,22 +295,19 @@ async def replay(bootstrap: str, topic: str, letters: Sequence[StoredDeadLetter]
             requests.append(replay_request_id(letter, deadletter_topic))
             if progress is not None:
                 progress(sent, total)
-    finally:
-        await producer.stop()
     return requests
 
 
 async def release(bootstrap: str, topic: str, session: str, *,
-                  security: Mapping[str, Any] | None = None) -> tuple[int, int]:
+                  security: Mapping[str, Any] | None = None,
+                  timeout: float = 15.0) -> tuple[int, int]:
     """Send the release; return the (partition, offset) it was written at.
 
-    ``security``: aiokafka connection options (:func:`toolwire.config.security.client_options`)."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", **(security or {}))
-    try:
-        await producer.start()  # inside the try: a refused login must not leak the client
+    ``security``: aiokafka connection options (:func:`toolwire.config.security.client_options`);
+    ``timeout``: how long the producer may take to connect."""
+    async with open_client(AIOKafkaProducer, bootstrap, start_timeout=timeout, acks="all",
+                           **(security or {})) as producer:
         meta = await _send_release(producer, topic, session.encode())
-    finally:
-        await producer.stop()
     return meta.partition, meta.offset
 
 

@@ -19,6 +19,9 @@ Which values win:
 Existing topics are never altered: a partition count or cleanup policy that differs from the
 contract is reported (:class:`TopicMismatch`) with what to do, because changing either on a live
 topic loses data or breaks ordering, which is a decision for a human.
+
+The admin reads this uses (partition counts, topic configs) are :mod:`toolwire.kafka.topics`,
+shared with the worker; a refusal is its :class:`~toolwire.kafka.topics.TopicError`.
 """
 
 from __future__ import annotations
@@ -33,10 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import TopicAlreadyExistsError, for_code
 
 from toolwire.config.settings import Settings
+from toolwire.kafka.clients import open_client
+from toolwire.kafka.topics import TopicError, partition_counts, topic_configs
 from toolwire.stream.messages import Sink
 
 ENV_TOPICS_DIR = "TOOLWIRE_TOPICS_DIR"
@@ -65,10 +69,6 @@ class TopicMismatch(RuntimeError):
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
-
-
-class TopicError(RuntimeError):
-    """The broker refused or did not finish an operation on a topic."""
 
 
 @dataclass(frozen=True)
@@ -247,37 +247,12 @@ def _policy_advice(contract: Contract, actual: str, bootstrap: str) -> str:
             f"--add-config cleanup.policy=[{contract.cleanup_policy}]` or recreate it")
 
 
-async def _partition_counts(admin: Any, names: Sequence[str]) -> dict[str, int]:
-    """Partition count of each topic that the broker describes without error."""
-    if not names:
-        return {}
-    return {t["topic"]: len(t["partitions"]) for t in await admin.describe_topics(list(names))
-            if t["error_code"] == 0}
-
-
-async def _topic_configs(admin: Any, names: Sequence[str]) -> dict[str, dict[str, str]]:
-    if not names:
-        return {}
-    wanted = {"cleanup.policy": None, "retention.ms": None}
-    responses = await admin.describe_configs(
-        [ConfigResource(ConfigResourceType.TOPIC, n, dict(wanted)) for n in names])
-    configs: dict[str, dict[str, str]] = {}
-    for response in responses:
-        for resource in response.to_object()["resources"]:
-            if resource["error_code"] != 0:
-                raise TopicError(f"describing the configs of topic {resource['resource_name']} "
-                                 f"failed: {resource['error_message'] or resource['error_code']}")
-            configs[resource["resource_name"]] = {
-                e["config_names"]: e["config_value"] for e in resource["config_entries"]}
-    return configs
-
-
 async def _wait_ready(admin: Any, expected: Mapping[str, int | None], timeout: float) -> None:
     """Until every topic is in the metadata with its partitions (``None``: with any count),
     so that whatever starts after ``apply`` (the workers) finds them complete."""
     deadline = time.monotonic() + timeout
     while True:
-        counts = await _partition_counts(admin, list(expected))
+        counts = await partition_counts(admin, list(expected))
         pending = [n for n, want in expected.items()
                    if n not in counts or (want is not None and counts[n] != want)]
         if not pending:
@@ -301,10 +276,9 @@ async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
     :class:`TopicError` when the broker refuses. ``security``: aiokafka connection options
     (:func:`toolwire.config.security.client_options`).
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="toolwire-topics",
-                                request_timeout_ms=int(timeout * 1000), **(security or {}))
-    try:
-        await admin.start()  # inside the try: a refused login must not leak the client
+    async with open_client(AIOKafkaAdminClient, bootstrap, start_timeout=timeout,
+                           client_id="toolwire-topics", request_timeout_ms=int(timeout * 1000),
+                           **(security or {})) as admin:
         existing = await _existing(admin, contracts, replication_factor, timeout)
         present = [c for c in contracts if c.name in existing]
         lines, problems = await _check_existing(admin, present, bootstrap)
@@ -330,8 +304,6 @@ async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
                 if problems:
                     raise TopicMismatch(problems)
         return [lines[c.name] for c in contracts]
-    finally:
-        await admin.close()
 
 
 async def _existing(admin: Any, contracts: Sequence[Contract], replication_factor: int,
@@ -380,8 +352,8 @@ async def _check_existing(admin: Any, contracts: Sequence[Contract],
                           bootstrap: str) -> tuple[dict[str, str], list[str]]:
     """``({name: ok line}, problems)`` for topics that exist."""
     names = [c.name for c in contracts]
-    counts = await _partition_counts(admin, names)
-    configs = await _topic_configs(admin, names)
+    counts = await partition_counts(admin, names)
+    configs = await topic_configs(admin, names)
     lines, problems = {}, []
     for c in contracts:
         problems += _check(c, counts.get(c.name), configs.get(c.name, {}), bootstrap)
@@ -417,38 +389,10 @@ async def _check_changelogs(admin: Any, existing: set[str], app_id: str,
                             chunks: Contract) -> list[str]:
     pattern = re.compile(re.escape(app_id) + r"-.+-changelog")
     changelogs = sorted(t for t in existing if pattern.fullmatch(t))
-    counts = await _partition_counts(admin, changelogs)
+    counts = await partition_counts(admin, changelogs)
     return [
         f"changelog topic {t} has {n} partitions, the input topic {chunks.name} is to have "
         f"{chunks.partitions}: a table's partitions must match the input's; with no worker "
         f"running, delete the changelog topics of app {app_id} (their open responses and "
         f"dedupe markers are lost) or set {ENV_PARTITIONS}={n}"
         for t, n in sorted(counts.items()) if n != chunks.partitions]
-
-
-async def topic_max_message_bytes(settings: Settings, topic: str,
-                                  timeout: float = 15.0) -> int | None:
-    """The effective ``max.message.bytes`` of ``topic`` (its own, or the broker's default),
-    or ``None`` when the broker does not say: the worker builds records to fit it."""
-    from toolwire.config.security import client_options
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap,
-                                client_id="toolwire-limits",
-                                request_timeout_ms=int(timeout * 1000),
-                                **client_options(settings))
-    try:
-        await admin.start()
-        responses = await admin.describe_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, topic, {"max.message.bytes": None})])
-    finally:
-        await admin.close()
-    for response in responses:
-        for resource in response.to_object()["resources"]:
-            if resource["error_code"] != 0:
-                raise TopicError(f"describing topic {topic} failed: "
-                                 f"{resource['error_message'] or resource['error_code']}")
-            for entry in resource["config_entries"]:
-                if entry["config_names"] == "max.message.bytes":
-                    value = entry["config_value"]
-                    return int(value) if value and str(value).isdigit() else None
-    return None

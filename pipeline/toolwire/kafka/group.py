@@ -1,6 +1,7 @@
-"""Where the workers are: per topic and partition, end offsets, the group's committed offsets
-and the lag, in messages and in seconds; whether the group has a live member; and which
-partitions are not progressing although workers are live (:attr:`GroupStatus.not_progressing`).
+"""A consumer group's status: per topic and partition, end offsets, the group's committed
+offsets and the lag, in messages and in seconds; whether the group has a live member; and
+which partitions are not progressing although workers are live
+(:attr:`GroupStatus.not_progressing`).
 
 Read from Kafka alone (an admin client and a consumer without a group), so ``toolwire status``
 works with no worker running, and a worker exports the same numbers as metrics.
@@ -9,6 +10,7 @@ works with no worker running, and a worker exports the same numbers as metrics.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -21,6 +23,7 @@ from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
 from toolwire.config.settings import Settings
+from toolwire.kafka.clients import open_client
 from toolwire.stream.state import OpenResponse, StateError, decode_response
 
 
@@ -103,14 +106,14 @@ async def group_status(bootstrap: str, settings: Settings,
     """End offsets of the three topics; committed offsets, lag and members of the group; with
     ``tables``, also what the changelogs and the dead-letter topic of the last hour hold."""
     options = dict(security or {})
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="toolwire-status",
-                                request_timeout_ms=int(timeout * 1000), **options)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                client_id="toolwire-status",
-                                request_timeout_ms=int(timeout * 1000), **options)
-    await admin.start()
-    await consumer.start()
-    try:
+    ms = int(timeout * 1000)
+    async with contextlib.AsyncExitStack() as clients:
+        admin = await clients.enter_async_context(open_client(
+            AIOKafkaAdminClient, bootstrap, start_timeout=timeout, client_id="toolwire-status",
+            request_timeout_ms=ms, **options))
+        consumer = await clients.enter_async_context(open_client(
+            AIOKafkaConsumer, bootstrap, start_timeout=timeout, enable_auto_commit=False,
+            client_id="toolwire-status", request_timeout_ms=ms, **options))
         group = settings.app_id
         described, offsets = await _coordinated(admin, group, timeout)
         state, members = _group(described)
@@ -132,9 +135,6 @@ async def group_status(bootstrap: str, settings: Settings,
         return GroupStatus(group, state, members, positions, open_responses,
                            tuple(sorted(k.decode("utf-8", "replace") for k in quarantine)),
                            reasons, stall_seconds=stall)
-    finally:
-        await consumer.stop()
-        await admin.close()
 
 
 async def group_members(bootstrap: str, group: str, topic: str,
@@ -142,13 +142,9 @@ async def group_members(bootstrap: str, group: str, topic: str,
     """(group state, member id → its partitions of ``topic``), as the broker describes the
     consumer group: who owns what right now, for tests and benchmarks that wait for a
     rebalance to settle."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000,
-                                **client)
-    await admin.start()
-    try:
+    async with open_client(AIOKafkaAdminClient, bootstrap, request_timeout_ms=10_000,
+                           **client) as admin:
         responses = await admin.describe_consumer_groups([group])
-    finally:
-        await admin.close()
     state, members = "?", {}
     for response in responses:
         for described in response.groups:
