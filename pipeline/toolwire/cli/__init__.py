@@ -28,6 +28,9 @@ from toolwire.cli import (
     worker,
 )
 from toolwire.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CommandError, Handler
+from toolwire.core.wires import SUPPORTED_WIRES
+
+__all__ = ["main"]
 
 COMMANDS = (assemble, worker, publish, consume, status, dlq, topics, broker, demo, tap)
 
@@ -36,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolwire",
         description=(
-            "Toolwire turns streamed LLM responses (Chat Completions, Anthropic Messages, OpenAI "
-            "Responses, Gemini) into complete, trustworthy "
-            "tool calls, and quarantines what cannot be trusted on a dead-letter topic."),
+            "Toolwire turns streamed LLM responses (the wires "
+            f"{', '.join(SUPPORTED_WIRES)}) into complete, trustworthy tool calls, and "
+            "quarantines what cannot be trusted on a dead-letter topic."),
         epilog=("exit status of every command: 0 ok, 1 the command's negative outcome "
                 "(a dead letter, a failure it explains), 2 usage error, 130 interrupted; "
                 "the worker also exits 75 on a fault its supervisor should restart it for. "

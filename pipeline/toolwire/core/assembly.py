@@ -26,7 +26,7 @@ from toolwire.core.framing import EventFramer, FramingDamage, LineOversize
 from toolwire.core.identity import ABSENT, Repair, accept_identity, settle_identity
 from toolwire.core.limits import Limits
 from toolwire.core.records import ServerCall
-from toolwire.core.wires._base import FinishPolicy, ProviderError, Wire
+from toolwire.core.wires import FinishPolicy, ProviderError, Wire
 
 log = logging.getLogger("toolwire.assembly")
 

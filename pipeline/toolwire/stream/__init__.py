@@ -5,6 +5,12 @@ mappings, so it is tested without Kafka or Faust; :mod:`toolwire.app` only hands
 and sends what it returns. Behind it: :mod:`~toolwire.stream.messages` (the input contract,
 envelope reading included), :mod:`~toolwire.stream.store` (held writes, rebuilds, deletions
 after drains) over :mod:`~toolwire.stream.writebehind` and :mod:`~toolwire.stream.state`,
-:mod:`~toolwire.stream.control` (control messages and the sweep), and
+:mod:`~toolwire.stream.control` (control messages and the sweep),
+:mod:`~toolwire.stream.outbox` (what a decided response becomes until it is published), and
 :mod:`~toolwire.stream.encode` (the output messages).
 """
+
+from toolwire.stream.messages import InputMessage, Output, Sink
+from toolwire.stream.processor import Processor
+
+__all__ = ["InputMessage", "Output", "Processor", "Sink"]

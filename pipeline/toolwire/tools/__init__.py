@@ -7,3 +7,6 @@ here, so that tests and other programs call it directly. What the worker needs t
 group's progress behind ``toolwire status``, the admin reads of topics, opening a client) is
 in :mod:`toolwire.kafka`, below both.
 """
+
+#: No name at the package level: each module is the library of one command, imported by it.
+__all__: list[str] = []
