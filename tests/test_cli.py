@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.core.captures import CORPUS
 from tests.core.sse import body, call, chunk
 from tests.stream.test_wire_header import CUT, LengthMayRun
 from toolwire import cli
@@ -138,8 +139,8 @@ def test_assemble_wire_reads_the_body_as_that_wire(tmp_path: Path,
     assert f"expected one of {VALID}, 'test-wire', 'auto'" in capsys.readouterr().err
 
 
-#: Writer's one call: finished, but no data: [DONE] (tests/core/corpus).
-WRITER = (Path(__file__).parent / "core" / "corpus" / "writer_single_call.sse").read_bytes()
+#: Writer's one call: finished, but no data: [DONE] (tests/core/corpus_wires/openai-chat).
+WRITER = (CORPUS / "writer_single_call.sse").read_bytes()
 
 
 def test_assemble_end_without_done_takes_a_finished_body_as_complete() -> None:

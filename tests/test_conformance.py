@@ -1,10 +1,13 @@
 """One conformance suite, driven by the registry: what every wire must meet, and proof that a
 new wire touches one module and one registry line.
 
-Every registered wire must have a hand-written corpus, and every capture of every corpus must
-give the same record through the stream processor when the worker crashes mid-body and the
-processor rebuilds the open response from its stored chunks (``Processor.rebuild``, the real
-path, not a fresh assembler fed the slices), as without the crash, and as ``assemble`` gives.
+Every registered wire must have a hand-written corpus, found the same way for every wire
+(``tests/core/corpus_wires/<its registry name>``); every expectation of every corpus must state
+every key of its record (but the allow-list's, or one its capture gives a reason for leaving
+out); and every capture of every corpus must give the same record through the stream processor
+when the worker crashes mid-body and the processor rebuilds the open response from its stored
+chunks (``Processor.rebuild``, the real path, not a fresh assembler fed the slices), as without
+the crash, and as ``assemble`` gives.
 
 Then a sixth... seventh wire, :class:`Tally`, written in this one module and registered with one
 line (:func:`registered`), is read by everything that reads wires: ``assemble`` by name and
@@ -16,6 +19,7 @@ had to change for it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,8 +28,8 @@ from typing import Any, ClassVar
 import orjson
 import pytest
 
-from tests.core.captures import CAPTURES as CHAT_CAPTURES
-from tests.core.corpus_properties import wire_captures
+from tests.core.corpus_build import OMITTED
+from tests.core.corpus_properties import mismatches, unstated_reasons, wire_captures
 from tests.stream.test_processor import World, record
 from toolwire.cli import main
 from toolwire.config.settings import Settings
@@ -43,8 +47,8 @@ WIRES = Path(__file__).parent / "core" / "corpus_wires"
 
 
 def corpus_of(wire: str) -> list[Capture]:
-    """The corpus a wire is held to (the chat wire's predates the per-wire folders)."""
-    return list(CHAT_CAPTURES) if wire == DEFAULT_WIRE else wire_captures(WIRES / wire)
+    """The corpus a wire is held to: ``corpus_wires/<its registry name>``, for every wire."""
+    return wire_captures(WIRES / wire)
 
 
 def test_every_wire_has_a_corpus_of_its_own() -> None:
@@ -53,7 +57,7 @@ def test_every_wire_has_a_corpus_of_its_own() -> None:
         assert len(captures) >= 15, f"{wire}: at least 15 captures"
         assert {c.options.wire for c in captures} == {wire}, wire
     # No folder names a wire that is not registered.
-    assert {p.name for p in WIRES.iterdir() if p.is_dir()} == set(SUPPORTED_WIRES) - {DEFAULT_WIRE}
+    assert {p.name for p in WIRES.iterdir() if p.is_dir()} == set(SUPPORTED_WIRES)
 
 
 def _settings(options: Options) -> Settings:
@@ -91,6 +95,33 @@ def _published(capture: Capture, crash_after: int | None) -> dict[str, Any]:
 
 
 ALL = [capture for wire in SUPPORTED_WIRES for capture in corpus_of(wire)]
+
+
+@pytest.mark.parametrize("capture", ALL, ids=[f"{c.options.wire}/{c.name}" for c in ALL])
+def test_every_expectation_states_every_key_of_its_record(capture: Capture) -> None:
+    """A key the record has and the expectation leaves out is checked by no capture (as
+    ``frames_after_end`` was by none): every key is stated, with the record's value, but the
+    allow-list's (provenance) and those the capture itself gives a reason for."""
+    assert mismatches(capture, assemble(capture.body, capture.options)) == {}, capture.name
+
+
+def test_the_allow_list_and_the_captures_reasons_name_keys_of_the_record() -> None:
+    """Each key left out is a key every record has (nothing stale), each with its reason."""
+    records = [assemble(c.body, c.options) for c in ALL]
+    assert all(key in record for record in records for key in OMITTED)
+    assert all(type(why) is str and why for why in OMITTED.values())
+    reasons = {(c.options.wire, c.name): unstated_reasons(c) for c in ALL}
+    assert all(type(why) is str and why for given in reasons.values() for why in given.values())
+    assert sum(len(given) for given in reasons.values()) < len(ALL) // 20  # exceptions, not a rule
+
+
+def test_an_expectation_that_leaves_a_key_out_is_refused() -> None:
+    for capture in (ALL[0], ALL[-1]):
+        record = assemble(capture.body, capture.options)
+        for key in [k for k in record if k not in OMITTED]:
+            cut = dataclasses.replace(capture, expect={k: v for k, v in capture.expect.items()
+                                                       if k != key})
+            assert mismatches(cut, record) == {key: ("<unstated>", record[key])}, key
 
 
 @pytest.mark.parametrize("capture", ALL, ids=[f"{c.options.wire}/{c.name}" for c in ALL])

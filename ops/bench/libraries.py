@@ -2,10 +2,10 @@
 
 Why this exists: "≤ 3 µs per event, flat from 150 to 9,600 events" means little on its own. A
 figure from another machine or another day cannot be compared with it, so every contender runs
-here, in one process, on the same real provider captures (``tests/core/corpus``), interleaved
-repeat by repeat so a noisy neighbour on a shared machine slows all of them alike, and each is
-also given as a ratio to the floor of ``orjson.loads`` on each event's payload measured in the
-same run.
+here, in one process, on the same real provider captures
+(``tests/core/corpus_wires/openai-chat``), interleaved repeat by repeat so a noisy neighbour on
+a shared machine slows all of them alike, and each is also given as a ratio to the floor of
+``orjson.loads`` on each event's payload measured in the same run.
 
 Contenders, each through its public API:
 
@@ -139,9 +139,11 @@ class Contender:
 
 
 def load_corpus() -> list[Response]:
-    """The captures of ``tests/core/corpus`` (the files the tests run on, read with
-    :mod:`toolwire.tools.captures` as the tests read them), framed once by Toolwire's framer."""
-    captures = load_captures(Path(__file__).resolve().parents[2] / "tests" / "core" / "corpus")
+    """The captures of ``tests/core/corpus_wires/openai-chat`` (the files the tests run on, read
+    with :mod:`toolwire.tools.captures` as the tests read them), framed once by Toolwire's
+    framer."""
+    captures = load_captures(Path(__file__).resolve().parents[2] / "tests" / "core"
+                             / "corpus_wires" / "openai-chat")
     responses = []
     for capture in captures:
         framer = Framer(capture.options.limits.max_line_bytes)
@@ -404,7 +406,8 @@ def probe(corpus: Sequence[Response], contenders: Sequence[Contender]) -> Probe:
 # -- the 2026 captures: what each library makes of them -----------------------------------------
 
 #: The captures added with the Chat Completions 2026 rules, in the order of
-#: ``tests/core/corpus/README.md`` (``tests/test_bench_libraries.py`` checks each one exists).
+#: ``tests/core/corpus_wires/openai-chat/README.md`` (``tests/test_bench_libraries.py`` checks
+#: each one exists).
 CAPTURES_2026 = (
     # same-index parallel calls, identity changes mid-arguments
     "litellm_ollama_chat_same_name_split", "openrouter_same_name_split_fragmented",

@@ -1,7 +1,7 @@
 """The input of the benchmarks: responses built from real provider captures, as messages.
 
-Every response is a capture of the core corpus (``tests/core/corpus/*.sse``, read as data;
-the bundled samples when there is no checkout) cut one SSE event per message with
+Every response is a capture of the core corpus (``tests/core/corpus_wires/openai-chat/*.sse``,
+read as data; the bundled samples when there is no checkout) cut one SSE event per message with
 :func:`toolwire.publish.split_events`, stretched or cut to the wanted number of events by
 repeating its middle events (the first event and the last two — finish and ``[DONE]`` — are
 kept), with its own session and request id, numbered ``chunk-seq`` 0, 1, … and closed by an
@@ -9,10 +9,10 @@ kept), with its own session and request id, numbered ``chunk-seq`` 0, 1, … and
 Only captures whose stretched body still assembles (``toolwire.core.assemble``) are used.
 
 The mixed-wire workload (:func:`mixed_responses`, :func:`live_schedule` with
-``wire_mix=True``) draws its responses from the four corpora — the core corpus (openai-chat)
-and ``tests/core/corpus_wires/<wire>/`` (anthropic-messages, openai-responses, gemini), read as
-data with :func:`toolwire.tools.captures.load` — the wires in turn (response *i* is of wire
-*i* mod 4), each stretched the same way and published with the headers
+``wire_mix=True``) draws its responses from the four corpora, each
+``tests/core/corpus_wires/<wire>/`` (openai-chat, anthropic-messages, openai-responses,
+gemini), read as data with :func:`toolwire.tools.captures.load` — the wires in turn (response
+*i* is of wire *i* mod 4), each stretched the same way and published with the headers
 :class:`toolwire.stream.messages.RequestMeta` builds for its capture's options (``wire``, not
 sent for openai-chat; ``declared-tools`` when the capture declares tools). Each response keeps
 its options, so the harness can compare the worker's record with
@@ -35,8 +35,9 @@ from toolwire.stream.messages import H_CHUNK_SEQ, H_END, H_REQUEST_ID, RequestMe
 from toolwire.tools.captures import load
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "tests" / "core" / "corpus"
 CORPUS_WIRES = ROOT / "tests" / "core" / "corpus_wires"
+#: The core corpus: the default wire's (Chat Completions), in its folder like every wire's.
+CORPUS = CORPUS_WIRES / DEFAULT_WIRE
 SAMPLES = ROOT / "pipeline" / "toolwire" / "samples"
 #: The wires of the mixed workload, in the order they take turns.
 MIXED_WIRES = ("openai-chat", "anthropic-messages", "openai-responses", "gemini")
@@ -189,7 +190,7 @@ def mixed_captures() -> dict[str, tuple[WireCapture, ...]]:
     stretched to each of :data:`MIXED_SIZES`."""
     out: dict[str, tuple[WireCapture, ...]] = {}
     for wire in MIXED_WIRES:
-        folder = CORPUS if wire == DEFAULT_WIRE else CORPUS_WIRES / wire
+        folder = CORPUS_WIRES / wire
         if not folder.is_dir():
             raise RuntimeError(f"the mixed workload needs the {wire} corpus ({folder})")
         usable = []

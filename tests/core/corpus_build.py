@@ -1,15 +1,20 @@
 """What the corpus generators share: the capture, the expected record's pieces, the writer.
 
-Every corpus (``tests/core/corpus`` for Chat Completions, ``tests/core/corpus_wires/<wire>``
-for the others) is written by its own ``_make.py``: the bodies and the expectations are that
-wire's data.  What is not data is the same for every wire (a capture and its ``NAME.json``, an
-expected call, the checks that an expectation says what every capture must say, the files
-written and the README's table), so it lives here once: a rule that changes for the record
-(a key of every call, a check of every dead letter) changes for every corpus at once, and a
-generator cannot drift from the others by a copy left behind.
+Every corpus (``tests/core/corpus_wires/<wire>``, the folder named by the wire's registry name:
+``openai-chat`` for Chat Completions) is written by its own ``_make.py``: the bodies and the
+expectations are that wire's data.  What is not data is the same for every wire (a capture and
+its ``NAME.json``, an expected call, the checks that an expectation says what every capture
+must say, the files written and the README's table), so it lives here once: a rule that
+changes for the record (a key of every call, a check of every dead letter) changes for every
+corpus at once, and a generator cannot drift from the others by a copy left behind.
 
 Nothing here computes an expected value from a body: the builders only lay out, in the
 record's key order, the values a generator writes out by hand.
+
+An expectation states every key of its record (``tests/core/corpus_properties.mismatches``
+fails a key the record has and the expectation leaves out), but for the keys of
+:data:`OMITTED`, the one allow-list, each with why; a capture that must leave out one more key
+says which and why in its own ``unstated`` (``NAME.json``'s ``"unstated"``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -44,6 +49,16 @@ DEAD_LETTER_KEYS = ("reason", "calls")
 CALL_KEYS = ("choice", "index", "id", "name", "type", "arguments", "arguments_json")
 #: The lists of client calls of an assembled record, and what each call in them states.
 CLIENT_CALLS = {"tool_calls": CALL_KEYS, "withheld_tool_calls": CALL_KEYS}
+#: The keys of a record that no expectation states, each with why: the one allow-list of every
+#: corpus (a capture's own ``unstated`` adds a key for that capture only, with its reason).
+OMITTED = {
+    "request_id": "provenance, not the body: the worker's, from the input message's headers; "
+                  "a capture is assembled without one, so it is always null here",
+    "session_id": "provenance, not the body: the worker's, from the input message's headers; "
+                  "a capture is assembled without one, so it is always null here",
+    "provider": "provenance, not the body: the worker's, from the input message's headers; "
+                "a capture is assembled without one, so it is always null here",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -55,9 +70,8 @@ CLIENT_CALLS = {"tool_calls": CALL_KEYS, "withheld_tool_calls": CALL_KEYS}
 class Capture:
     """One corpus entry: the body to feed the assembler and what the record must contain.
 
-    A generator whose captures run under a named wire subclasses it to set ``wire``, so that
-    ``NAME.json`` names the wire its body is to be read as (the Chat Completions corpus
-    predates the other wires and names none).
+    Every generator subclasses it to set ``wire``, so that ``NAME.json`` names the wire its
+    body is to be read as (and every corpus is found and read the same way).
     """
 
     wire: ClassVar[str | None] = None
@@ -73,6 +87,9 @@ class Capture:
     synthesize_ids: bool = False
     #: The provider is one that never sends its wire's end (written only when set).
     end_without_done: bool = False
+    #: Keys of the record this expectation leaves out beyond :data:`OMITTED`, each with why
+    #: (written only when set).
+    unstated: dict[str, str] = field(default_factory=dict)
     name: str = ""
 
     def expectation(self) -> dict[str, Any]:
@@ -85,12 +102,38 @@ class Capture:
         )
         if self.end_without_done:
             options["end_without_done"] = True
-        return {
+        expectation = {
             "description": self.description,
             "source": self.source,
             "options": options,
             "expect": self.expect,
         }
+        if self.unstated:
+            expectation["unstated"] = self.unstated
+        return expectation
+
+
+#: The ``unstated`` of a capture whose dead letter's detail quotes the JSON parser: its words
+#: are orjson's (a release may reword them), not a rule of the wire; the reason says it all.
+PARSER_DETAIL = {"detail": "it quotes the JSON parser's own message, orjson's words (which a "
+                           "release may change), not the wire's rules: the reason says it"}
+
+
+#: What every corpus's README says of the keys its expectations state (after the keys its
+#: generator requires, when it lists them).
+EVERY_KEY = """\
+Beyond what its generator requires, every expectation states every key of its record, each
+with the value the record holds (`mismatches` in `tests/core/corpus_properties.py` fails a key
+the record has and the expectation leaves out), but `request_id`, `session_id` and `provider`:
+provenance, which the worker takes from the input message's headers, never from the body (the
+one allow-list, `OMITTED` in `tests/core/corpus_build.py`). A capture that must leave out one
+more key says which and why in its `NAME.json` (`"unstated"`): a dead letter whose `detail`
+quotes the JSON parser's own message. The keys first stated this way (such as `chunks`,
+`bytes`, `repairs`, `frames_after_end`, `finish_reasons`, `choices`, `refusal` and
+`server_tool_calls`, where a capture left them out) hold the values the record held when they
+were added, checked by reading, not worked out from the rules.
+
+"""
 
 
 def dumps(payload: Any, separators: tuple[str, str] = COMPACT, *, ascii_only: bool = False) -> str:
@@ -146,6 +189,28 @@ def server_call(
     always a string (provider-run calls are informational, so they keep no call-object keys)."""
     return {"index": index, "type": type_, "id": call_id, "name": name, "arguments": arguments,
             "status": status}
+
+
+#: The record's repair counters, in its order (``toolwire.core.identity.Repair``, written out).
+REPAIR_KEYS = (
+    "empty_identity_ignored",
+    "null_identity_ignored",
+    "non_string_identity_ignored",
+    "identity_repeated",
+    "identity_conflicts",
+    "index_fallbacks",
+    "index_reuse_splits",
+    "ids_synthesized",
+    "ended_without_done",
+)
+
+
+def repairs(**counts: int) -> dict[str, int]:
+    """The record's whole ``repairs``: every counter, the named ones set, the rest zero."""
+    unknown = set(counts) - set(REPAIR_KEYS)
+    if unknown:
+        raise ValueError(f"unknown repair keys: {sorted(unknown)}")
+    return {key: counts.get(key, 0) for key in REPAIR_KEYS}
 
 
 def missing(entry: dict[str, Any], *fields: str) -> dict[str, Any]:

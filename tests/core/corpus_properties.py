@@ -1,7 +1,7 @@
 """What the corpus tests share: the corpus as captures, the slicings, the rebuild, the generator.
 
-Every corpus (``tests/core/corpus`` and each ``tests/core/corpus_wires/<wire>``) is held to the
-same properties by its own ``tests/core/test_corpus*.py``: the record may not depend on how
+Every corpus (``tests/core/corpus_wires/<wire>``, one per registered wire) is held to the same
+properties by its own ``tests/core/test_corpus*.py``: the record may not depend on how
 the body is sliced, nor on the assembler being rebuilt from the slices stored so far, and the
 files on disk are what the corpus's generator writes.  How a body is sliced and how a crashed
 worker rebuilds its assembler are the same for every wire, so they live here once: a slicing
@@ -17,7 +17,7 @@ import functools
 import importlib.util
 import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -27,8 +27,12 @@ import orjson
 import pytest
 from hypothesis import strategies as st
 
+from tests.core.corpus_build import OMITTED
 from toolwire.core import Decision, Options, assemble, decide, new_assembler
 from toolwire.tools.captures import Capture, load
+
+#: Every wire's corpus: ``corpus_wires/<the wire's registry name>``.
+CORPORA = Path(__file__).parent / "corpus_wires"
 
 # --------------------------------------------------------------------------------------------
 # The corpus
@@ -43,6 +47,34 @@ def wire_captures(folder: Path) -> list[Capture]:
         wire = orjson.loads((folder / f"{capture.name}.json").read_bytes())["options"]["wire"]
         captures.append(replace(capture, options=replace(capture.options, wire=wire)))
     return captures
+
+
+def unstated_reasons(capture: Capture) -> dict[str, str]:
+    """The keys of the record ``capture``'s expectation leaves out beyond the allow-list
+    (:data:`tests.core.corpus_build.OMITTED`), each with why: its ``NAME.json``'s
+    ``"unstated"``, read from the corpus of the wire it runs under."""
+    spec = orjson.loads((CORPORA / capture.options.wire / f"{capture.name}.json").read_bytes())
+    reasons: dict[str, str] = spec.get("unstated", {})
+    return reasons
+
+
+def mismatches(capture: Capture, record: Decision) -> dict[str, tuple[Any, Any]]:
+    """What the expectation says against ``record`` or leaves unsaid (empty: nothing), as
+    ``{key: (expected, actual)}``: every expected key whose value differs
+    (:meth:`Capture.mismatches`); every key of the record that the expectation leaves out with
+    no reason, neither in the allow-list nor in the capture's ``unstated`` (expected
+    ``"<unstated>"``); and every reason of ``unstated`` that is stale, for a key the expectation
+    states or the record does not hold."""
+    wrong = capture.mismatches(record)
+    fields: Mapping[str, object] = record
+    reasons = unstated_reasons(capture)
+    for key, value in fields.items():
+        if key not in capture.expect and key not in OMITTED and key not in reasons:
+            wrong[key] = ("<unstated>", value)
+    for key, why in reasons.items():
+        if key in capture.expect or key not in fields or not why:
+            wrong[key] = (f"<unstated: {why}>", fields.get(key, "<missing>"))
+    return wrong
 
 
 def expected_to_fail(captures: list[Capture], gaps: dict[str, str]) -> list[Any]:

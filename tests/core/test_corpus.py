@@ -9,7 +9,6 @@ worker does after a crash).
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -32,7 +31,7 @@ def test_the_corpus_is_there() -> None:
 @pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
 def test_capture_gives_its_expected_record(capture: Capture) -> None:
     record = assemble(capture.body, capture.options)
-    assert capture.mismatches(record) == {}, capture.description
+    assert properties.mismatches(capture, record) == {}, capture.description
 
 
 @pytest.mark.parametrize("capture", CAPTURES, ids=IDS)
@@ -72,7 +71,7 @@ def test_rebuilding_from_the_stored_slices_anywhere_gives_the_same_record(
 
 
 #: The generator of the corpus (``_make.py``; the corpus folder is data, not a package).
-GENERATOR = Path(__file__).parent / "corpus" / "_make.py"
+GENERATOR = CORPUS / "_make.py"
 
 
 @pytest.mark.parametrize("capture", CAPTURES, ids=IDS)

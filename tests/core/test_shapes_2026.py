@@ -1,8 +1,8 @@
 """The 2026 Chat Completions rules below the corpus: the pieces each rule rests on.
 
-The corpus (``tests/core/corpus``) proves each rule on whole captures; these tests pin the
-parts a capture cannot reach: the completeness scan against a real JSON parser for every cut,
-the provider-error reading and the bounds of provider fields.
+The corpus (``tests/core/corpus_wires/openai-chat``) proves each rule on whole captures; these
+tests pin the parts a capture cannot reach: the completeness scan against a real JSON parser for
+every cut, the provider-error reading and the bounds of provider fields.
 """
 
 from __future__ import annotations

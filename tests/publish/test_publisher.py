@@ -22,6 +22,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from tests.core.captures import CORPUS
 from toolwire import cli
 from toolwire.publish import (
     ChunkPublisher,
@@ -45,7 +46,6 @@ from toolwire.stream.messages import (
     H_REQUEST_ID,
 )
 
-CORPUS = Path(__file__).parents[1] / "core" / "corpus"
 SINGLE_CALL = CORPUS / "deepseek_single_call.sse"
 CRLF = CORPUS / "crlf_framing.sse"
 PARTITIONS = 3

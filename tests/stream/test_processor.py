@@ -361,7 +361,7 @@ def test_frames_after_the_end_are_in_the_record_and_counted_after_a_restart_too(
     assert record(again)["frames_after_end"] == 2
 
 
-#: Writer's one call: every choice finished, no data: [DONE] (tests/core/corpus).
+#: Writer's one call: every choice finished, no data: [DONE] (the openai-chat corpus).
 WRITER = next(c.body for c in CAPTURES if c.name == "writer_single_call")
 
 

@@ -31,6 +31,7 @@ from google.genai import types as genai_types
 from mistralai.client import Mistral
 
 from tests.app.support import Deployment, Worker, collect, running
+from tests.core.captures import CORPUS
 from tests.tap.server import Stream, serving
 from toolwire.core import Options, assemble
 from toolwire.publish import COMPLETED, ChunkPublisher, PublisherThread, split_events
@@ -38,7 +39,6 @@ from toolwire.tap import Httpx2TeeTransport, HttpxTeeTransport, StreamOpener, Te
 
 pytestmark = pytest.mark.broker
 
-CORPUS = Path(__file__).parents[1] / "core" / "corpus"
 WIRES = Path(__file__).parents[1] / "core" / "corpus_wires"
 FORMS = ("transport", "hook")
 

@@ -17,13 +17,13 @@ import pytest
 
 import toolwire
 from tests.app.support import Deployment, collect, free_port, running
+from tests.core.captures import CORPUS
 from tests.tap.proxying import proxying
 from tests.tap.server import Stream, serving
 from toolwire.core import Options, assemble
 
 pytestmark = pytest.mark.broker
 
-CORPUS = Path(__file__).parents[1] / "core" / "corpus"
 WIRES = Path(__file__).parents[1] / "core" / "corpus_wires"
 CHAT = (CORPUS / "deepseek_parallel_empty_continuations_reversed.sse").read_bytes()
 NODE_CLIENT = Path(__file__).with_name("node_client.mjs")

@@ -16,6 +16,7 @@ import openai
 import pytest
 
 from tests.app.support import Deployment, collect, running
+from tests.core.captures import CORPUS
 from tests.tap.h2server import serving_h2
 from tests.tap.server import Stream, serving
 from toolwire.core import Options, assemble
@@ -24,7 +25,6 @@ from toolwire.tap import SESSION, Httpx2TeeTransport, HttpxTeeTransport
 
 pytestmark = pytest.mark.broker
 
-CORPUS = Path(__file__).parents[1] / "core" / "corpus"
 WIRES = Path(__file__).parents[1] / "core" / "corpus_wires"
 CHAT = (CORPUS / "deepseek_parallel_empty_continuations_reversed.sse").read_bytes()
 TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}

@@ -2,9 +2,10 @@
 ``NAME.json-array`` for a wire framed so; byte-exact) beside ``NAME.json``, the options to
 assemble it with and the keys of the record it must give.
 
-A folder of captures is a corpus: the tests hold the assembler to ``tests/core/corpus``, and the
-benchmarks (``ops/bench``) run on the same files. Both read them through this module, so that
-neither imports the other; reading happens only when :func:`load` is called.
+A folder of captures is a corpus: the tests hold each wire to
+``tests/core/corpus_wires/<wire>``, and the benchmarks (``ops/bench``) run on the same files.
+Both read them through this module, so that neither imports the other; reading happens only
+when :func:`load` is called.
 """
 
 from __future__ import annotations

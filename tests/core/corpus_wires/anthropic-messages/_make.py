@@ -6,7 +6,7 @@ Run from anywhere::
 
 Each capture is one function below that returns a :class:`Capture`: the raw HTTP body of a
 streamed Messages response (``event:`` + ``data:`` frames as the API sends them, or data-only
-frames as some proxies relay them; written byte-exact) and the subset of the record the
+frames as some proxies relay them; written byte-exact) and the whole of the record the
 assembler must produce for it under ``wire: anthropic-messages``.  The shapes come from
 ``shared/reference/wires.md`` §1 and ``shapes-2026.md`` (beside the repository); the rules
 from issue 13 (the table's Anthropic column, "Output", "Precisely", "Shapes added in 2026").
@@ -148,12 +148,14 @@ class Message:
     def tool_use(
         self,
         index: int,
-        tool_id: str,
+        tool_id: str | None,
         name: str,
         input_: dict[str, Any] | None = None,
         **extra: Any,
     ) -> str:
-        block = {"type": "tool_use", "id": tool_id, "name": name, "input": input_ or {}, **extra}
+        """A ``tool_use`` block's start (``tool_id`` None: a relay that leaves ``id`` out)."""
+        identity = {} if tool_id is None else {"id": tool_id}
+        block = {"type": "tool_use", **identity, "name": name, "input": input_ or {}, **extra}
         return self.block(index, block)
 
     def server_tool_use(self, index: int, tool_id: str, name: str) -> str:
@@ -213,7 +215,8 @@ class Message:
 
 #: An expected client call: choice 0, ``index`` its ordinal among client calls.  Every
 #: Anthropic ``tool_use`` call has type ``function``; ``provider_fields`` is a key only when the
-#: block carried ``caller`` or ``toolset_name``.  No call of this wire is ever ``id_synthesized``.
+#: block carried ``caller`` or ``toolset_name``.  A call is ``id_synthesized`` only under the
+#: operator's opt-in (``proxy_tool_use_ids_synthesized``).
 call = functools.partial(corpus_build.call, 0)
 assembled = functools.partial(corpus_build.assembled, WIRE)
 dead_letter = functools.partial(corpus_build.dead_letter, WIRE)
@@ -319,6 +322,24 @@ def claude_single_tool_use() -> Capture:
                 "cache_read_input_tokens": 0,
                 "output_tokens": 71,
             },
+            model="claude-sonnet-4-6",
+            response_id="msg_018qfxViTkN5nXnUq59XA6eB",
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            chunks=14,
+            bytes=2000,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "I'll check the weather in Paris.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -364,6 +385,24 @@ def claude_no_argument_tools() -> Capture:
                 "cache_read_input_tokens": 1024,
                 "output_tokens": 58,
             },
+            model="claude-haiku-4-5-20251001",
+            response_id="msg_01IZKh9H7fGMmWv4szLN3eGb",
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            chunks=9,
+            bytes=1395,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -423,6 +462,31 @@ def claude_parallel_tool_use() -> Capture:
                 ),
             ],
             server_tool_calls=[],
+            model="claude-sonnet-4-6",
+            response_id="msg_01DCjtbr9YCNmt92DhGrgEZk",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 912,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 164,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=21,
+            bytes=2933,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "Let me look those up.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -472,6 +536,32 @@ def proxy_interleaved_block_deltas() -> Capture:
                     True,
                 ),
             ],
+            model="claude-sonnet-4-6",
+            response_id="msg_01geEq31ZooAyrX8uQ3m1BGr",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 733,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 97,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=13,
+            bytes=2035,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -526,6 +616,32 @@ def proxy_block_index_gaps() -> Capture:
                     True,
                 ),
             ],
+            model="claude-sonnet-4-6",
+            response_id="msg_01S5V4mtc8NMosT4fmPgGygQ",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 2210,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 118,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=13,
+            bytes=2046,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "Creating both issues now.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -595,6 +711,33 @@ def claude_thinking_between_tools() -> Capture:
             reasoning="The user wants the open incidents for the payments service."
             "I also need the on-call engineer.",
             server_tool_calls=[],
+            model="claude-opus-4-7",
+            response_id="msg_01OWoT7lSjb74oUyHRaibvTw",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 3051,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 2816,
+                "output_tokens": 412,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=22,
+            bytes=3363,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": (
+                        "The user wants the open incidents for the payments service.I also need "
+                        "the on-call engineer."
+                    ),
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -713,6 +856,28 @@ def claude_web_search_then_client_tool() -> Capture:
                 "output_tokens": 236,
                 "server_tool_use": {"web_search_requests": 1},
             },
+            model="claude-sonnet-4-6",
+            response_id="msg_0175GjBjIl3B2CXaSRxzV0Be",
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            chunks=24,
+            bytes=4213,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": (
+                        "I'll look up today's exchange rate.One euro is about 1.0842 US dollars "
+                        "today. Converting your amount now."
+                    ),
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -807,6 +972,25 @@ def claude_pause_turn_server_tools() -> Capture:
                 "output_tokens": 188,
                 "server_tool_use": {"web_search_requests": 2},
             },
+            model="claude-sonnet-4-6",
+            response_id="msg_011OKcZHtzBCzixlPHkKLONr",
+            finish_reasons={"0": "pause_turn"},
+            repairs=corpus_build.repairs(),
+            chunks=16,
+            bytes=2914,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "pause_turn",
+                    "content": "Let me research both releases.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -902,6 +1086,31 @@ def programmatic_calls_caller_input_in_start() -> Capture:
                     "['EU', 'US']])\\nprint(rows)\"}",
                 )
             ],
+            model="claude-opus-4-7",
+            response_id="msg_01RVaJiY5CRcKJK0EBk8Aq8u",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 4120,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 3840,
+                "output_tokens": 301,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=11,
+            bytes=2212,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -960,6 +1169,31 @@ def toolset_tool_close_tab() -> Capture:
                 ),
             ],
             server_tool_calls=[],
+            model="claude-sonnet-4-6",
+            response_id="msg_01AALlh0KRLcgHxKsJsxbCJR",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 5312,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 4096,
+                "output_tokens": 83,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=10,
+            bytes=1703,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1000,6 +1234,32 @@ def eager_input_streaming_invalid_json() -> Capture:
                     False,
                 )
             ],
+            model="claude-sonnet-4-6",
+            response_id="msg_01TaBjobflPmF9Xr11JS6cUs",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 1877,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 64,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=7,
+            bytes=1272,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1029,6 +1289,93 @@ def proxy_tool_use_empty_id() -> Capture:
             "missing_identity",
             # The empty id is no id: recorded as null, like an id never sent.
             calls=[missing(call(0, None, "lookup_order", '{"order_id": "A-20931"}', True), "id")],
+            model="claude-haiku-4-5-20251001",
+            response_id="msg_01cem69kvyXlnxmMslsP8Ur3",
+            finish_reason="tool_use",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 640,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 41,
+            },
+            repairs=corpus_build.repairs(empty_identity_ignored=1),
+            chunks=6,
+            bytes=1087,
+            frames_after_end=0,
+            detail="call 0 of choice 0 has no id",
+            declared_tools=None,
+        ),
+    )
+
+
+#: The message id that seeds the synthesized ids of ``proxy_tool_use_ids_synthesized``
+#: (offline: no request id, so the response id; the spec's formula,
+#: ``corpus_build.synthesized_id``: a sha256 is the one value not worked out by hand).
+SYNTHESIZED_SEED = "msg_01Rz5kWq8NcYd3HtLb7Vm2Pf"
+
+
+@case
+def proxy_tool_use_ids_synthesized() -> Capture:
+    # The proxy of proxy_tool_use_empty_id, two tool_use blocks, run with synthesize_ids on (the
+    # operator's opt-in, which applies to every wire).  Block 0 says "id": "", block 1 leaves
+    # the id out.  Each call ends without an id, so each gets the id seeded by the message id
+    # and its ordinal: "call_tw_" + sha256("toolwire/call-id/msg_01Rz…/0/{0,1}")[:24],
+    # distinct per call, the same on every replay, each flagged id_synthesized; the calls are
+    # then executable: tool_use -> finish tool_calls.  Repairs: ids_synthesized 2; the ""
+    # of block 0 -> empty_identity_ignored 1 (an id never sent is not counted).
+    m = Message(SYNTHESIZED_SEED, HAIKU, 655)
+    usage = m.usage(58)
+    b = body(
+        m.start(),
+        m.tool_use(0, "", "lookup_order"),
+        m.args(0, '{"order_id": "A-20931"}'),
+        m.stop(0),
+        m.tool_use(1, None, "lookup_order"),
+        m.args(1, '{"order_id": '),
+        m.args(1, '"A-20932"}'),
+        m.stop(1),
+        m.message_delta("tool_use", usage),
+        m.end(),
+    )
+    return Capture(
+        description="Two tool_use blocks without an id ('' and absent), synthesis on.",
+        source=SPEC_ONLY,
+        shape="proxy tool_use id '' then no id (synthesize_ids on)",
+        proves="with synthesis on, each call without a non-empty id gets the id seeded by the "
+        "message id and its ordinal (distinct, deterministic), flagged id_synthesized",
+        body=b,
+        synthesize_ids=True,
+        expect=assembled(
+            finish="tool_calls",
+            finish_reason="tool_use",
+            tool_calls=[
+                call(0, corpus_build.synthesized_id(SYNTHESIZED_SEED, 0, 0), "lookup_order",
+                     '{"order_id": "A-20931"}', True, id_synthesized=True),
+                call(1, corpus_build.synthesized_id(SYNTHESIZED_SEED, 0, 1), "lookup_order",
+                     '{"order_id": "A-20932"}', True, id_synthesized=True),
+            ],
+            server_tool_calls=[],
+            usage=usage,
+            repairs=corpus_build.repairs(empty_identity_ignored=1, ids_synthesized=2),
+            model="claude-haiku-4-5-20251001",
+            response_id="msg_01Rz5kWq8NcYd3HtLb7Vm2Pf",
+            finish_reasons={"0": "tool_use"},
+            chunks=10,
+            bytes=1589,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1085,6 +1432,26 @@ def claude_max_tokens_block_open() -> Capture:
                 "cache_read_input_tokens": 0,
                 "output_tokens": 128,
             },
+            model="claude-sonnet-4-6",
+            response_id="msg_01eUU3uxmFSkKIPIU4PDpf7S",
+            finish_reasons={"0": "max_tokens"},
+            repairs=corpus_build.repairs(),
+            chunks=10,
+            bytes=1663,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "max_tokens",
+                    "content": "Writing the report.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1131,6 +1498,32 @@ def claude_context_window_exceeded() -> Capture:
                     True,
                 )
             ],
+            model="claude-sonnet-4-6",
+            response_id="msg_01xEymU2CqooHO32A0VoMSag",
+            finish_reasons={"0": "model_context_window_exceeded"},
+            usage={
+                "input_tokens": 198211,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 196608,
+                "output_tokens": 1789,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=11,
+            bytes=1729,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "model_context_window_exceeded",
+                    "content": "I'll save the summary first.Next I will",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1175,6 +1568,24 @@ def claude_refusal_no_blocks() -> Capture:
                 "cache_read_input_tokens": 0,
                 "output_tokens": 2,
             },
+            model="claude-sonnet-4-6",
+            response_id="msg_01CZMi5KYuIBghpBECcpiS4U",
+            finish_reasons={"0": "refusal"},
+            repairs=corpus_build.repairs(),
+            chunks=4,
+            bytes=837,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "refusal",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1225,6 +1636,32 @@ def claude_refusal_cuts_tool_use() -> Capture:
                     False,
                 )
             ],
+            model="claude-sonnet-4-6",
+            response_id="msg_012KIXgvRiQP6L4ksuA4HlWy",
+            finish_reasons={"0": "refusal"},
+            usage={
+                "input_tokens": 455,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 39,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=9,
+            bytes=1602,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "refusal",
+                    "content": "Sure, running it now.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1262,6 +1699,25 @@ def crlf_stop_sequence() -> Capture:
                 "cache_read_input_tokens": 0,
                 "output_tokens": 9,
             },
+            model="claude-haiku-4-5-20251001",
+            response_id="msg_01OuLQ6M8a67r4TB90CPHGwr",
+            finish_reasons={"0": "stop_sequence"},
+            repairs=corpus_build.repairs(),
+            chunks=7,
+            bytes=1089,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop_sequence",
+                    "content": "<answer>42",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1300,6 +1756,32 @@ def end_turn_with_tool_use() -> Capture:
                     True,
                 )
             ],
+            model="claude-sonnet-4-6",
+            response_id="msg_01OOmZOATP5IXQcmFmEsTQiq",
+            finish_reasons={"0": "end_turn"},
+            usage={
+                "input_tokens": 388,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 52,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=7,
+            bytes=1236,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1325,6 +1807,30 @@ def claude_empty_end_turn() -> Capture:
             retryable=True,
             reasoning=None,
             server_tool_calls=[],
+            model="claude-sonnet-4-6",
+            response_id="msg_01jQxdiQb2xh1MKdeRc4LPGV",
+            finish_reasons={"0": "end_turn"},
+            usage={
+                "input_tokens": 6021,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 5632,
+                "output_tokens": 3,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=4,
+            bytes=741,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1380,6 +1886,25 @@ def overloaded_error_mid_arguments() -> Capture:
                 "output_tokens": 1,
                 "service_tier": "standard",
             },
+            model="claude-sonnet-4-6",
+            response_id="msg_01WJGhH4UmwzQtgFvWLoXp8T",
+            finish_reasons={"0": "overloaded_error"},
+            repairs=corpus_build.repairs(),
+            chunks=6,
+            bytes=1090,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "overloaded_error",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1419,6 +1944,25 @@ def api_error_after_stop_reason() -> Capture:
                 "cache_read_input_tokens": 0,
                 "output_tokens": 14,
             },
+            model="claude-opus-4-7",
+            response_id="msg_01DdvLD4LDwUZTmbwYnjnuti",
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            chunks=6,
+            bytes=1118,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": "The migration is complete.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1454,6 +1998,33 @@ def invalid_request_error_mid_stream() -> Capture:
             error_message="Output blocked by content filtering policy",
             retryable=False,
             content="Here is the lyric you asked for:",
+            model="claude-sonnet-4-6",
+            response_id="msg_01LCDpqEmQI0rXkNwZT6JYos",
+            finish_reasons={"0": "invalid_request_error"},
+            usage={
+                "input_tokens": 512,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+                "output_tokens": 1,
+                "service_tier": "standard",
+            },
+            repairs=corpus_build.repairs(),
+            chunks=5,
+            bytes=984,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "invalid_request_error",
+                    "content": "Here is the lyric you asked for:",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1509,6 +2080,26 @@ def proxy_data_only_frames() -> Capture:
                 "cache_read_input_tokens": 0,
                 "output_tokens": 66,
             },
+            model="claude-sonnet-4-6",
+            response_id="msg_011w3zRcgYHsNuHstLI3aFPL",
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            chunks=11,
+            bytes=1366,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "Scheduling it.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1566,6 +2157,26 @@ def pings_and_unknown_events() -> Capture:
                 "cache_read_input_tokens": 0,
                 "output_tokens": 21,
             },
+            model="claude-haiku-4-5-20251001",
+            response_id="msg_0144vndNnbq7akGoCPNEUKdS",
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            chunks=16,
+            bytes=1833,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": (
+                        "Paris is the capital of France. It has about 2.1 million inhabitants."
+                    ),
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1601,6 +2212,26 @@ def delta_for_block_never_started() -> Capture:
                     )
                 )
             ],
+            model="claude-sonnet-4-6",
+            response_id="msg_01pP8BiNfuqQj5ZfPf8f7GIu",
+            finish_reason="tool_use",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 430,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 48,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=7,
+            bytes=1252,
+            frames_after_end=0,
+            detail=(
+                "a delta for block 1, which never started: "
+                "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_del"
+                "ta\",\"partial_json\":\"{\\\"city\\\": \\\"Bergen\\\"}\"}}"
+            ),
+            declared_tools=None,
         ),
     )
 
@@ -1640,6 +2271,32 @@ def delta_before_block_start() -> Capture:
                     True,
                 )
             ],
+            model="claude-haiku-4-5-20251001",
+            response_id="msg_015T2wWwudoJSGzNqONgNh6J",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 355,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 33,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=7,
+            bytes=1243,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1666,7 +2323,26 @@ def non_json_frame() -> Capture:
         shape="unparseable data frame",
         proves="an unparseable frame is malformed_chunk",
         body=b,
-        expect=dead_letter("malformed_chunk", calls=[]),
+        expect=dead_letter("malformed_chunk", calls=[],
+            model="claude-sonnet-4-6",
+            response_id="msg_01hbzFN8ltWBXwsuEzAokanH",
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage={
+                "input_tokens": 240,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+                "output_tokens": 1,
+                "service_tier": "standard",
+            },
+            repairs=corpus_build.repairs(),
+            chunks=3,
+            bytes=1123,
+            frames_after_end=0,
+            declared_tools=None,
+        ),
+        unstated=corpus_build.PARSER_DETAIL,
     )
 
 
@@ -1704,6 +2380,22 @@ def stream_without_message_stop() -> Capture:
                     )
                 )
             ],
+            model="claude-sonnet-4-6",
+            response_id="msg_01mgcHUVgXwaIvz14u76PbQa",
+            finish_reason="tool_use",
+            finish_reasons={"0": "tool_use"},
+            usage={
+                "input_tokens": 615,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 57,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=6,
+            bytes=1217,
+            frames_after_end=0,
+            detail="the body ended without message_stop (connection dropped or cut)",
+            declared_tools=None,
         ),
     )
 
@@ -1729,7 +2421,24 @@ def done_without_message_stop() -> Capture:
         proves="[DONE] is not the Anthropic end: without message_stop the response is "
         "stream_closed",
         body=b,
-        expect=dead_letter("stream_closed", calls=[]),
+        expect=dead_letter("stream_closed", calls=[],
+            model="claude-haiku-4-5-20251001",
+            response_id="msg_01PxSJZdzSNlXHsGkY4H1yyy",
+            finish_reason="end_turn",
+            finish_reasons={"0": "end_turn"},
+            usage={
+                "input_tokens": 130,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 8,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=5,
+            bytes=988,
+            frames_after_end=0,
+            detail="the body ended without message_stop (connection dropped or cut)",
+            declared_tools=None,
+        ),
     )
 
 
@@ -1778,6 +2487,26 @@ def openrouter_done_after_message_stop() -> Capture:
                 )
             ],
             usage={"input_tokens": 1450, "output_tokens": 77, "cache_read_input_tokens": 0},
+            model="anthropic/claude-sonnet-4.6",
+            response_id="gen-1794673201-Vb8Nc2Xz5Qw1Lp4Kd7Rt",
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            chunks=9,
+            bytes=1336,
+            frames_after_end=1,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "Opening the ticket.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1817,6 +2546,26 @@ def frames_after_message_stop() -> Capture:
                 "cache_read_input_tokens": 0,
                 "output_tokens": 11,
             },
+            model="claude-sonnet-4-6",
+            response_id="msg_01cdlru5RR0N6qvs8ZTFTvnW",
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            chunks=6,
+            bytes=1409,
+            frames_after_end=3,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": "Done.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1830,7 +2579,11 @@ DECISIONS = [
     'Every client call (`tool_use`) has `type: "function"`, `choice: 0`; a call is '
     "`id_synthesized` only under the operator's opt-in (`synthesize_ids`, per provider, on "
     'every wire); without it a `tool_use` with `id: ""` is `missing_identity` '
-    "(`proxy_tool_use_empty_id`, run with synthesis off).",
+    "(`proxy_tool_use_empty_id`, run with synthesis off); with it, every call that ends "
+    'without an id (`id` `""` or absent) gets `"call_tw_" + '
+    'sha256("toolwire/call-id/{seed}/0/{index}")[:24]`, seeded offline by the message id '
+    "(`proxy_tool_use_ids_synthesized`: the only values of the corpus computed, a sha256 not "
+    "being worked out by hand).",
     'A `tool_use` whose `id` is `""` has no id: the call records `id: null` (as an id never '
     'sent does on Chat Completions) and its dead letter says `missing: ["id"]`.',
     "`stop_details` (refusal category/explanation) is not part of the record; `error_code` stays "
@@ -1875,9 +2628,10 @@ DECISIONS = [
     "Complete calls are withheld under `length` too (`claude_context_window_exceeded`); "
     "`arguments_json` is still reported for withheld calls.",
     "`ping` frames before `message_start` are ignored like any other ping.",
-    "`repairs`, `chunks` and `bytes` are not asserted by this corpus (the issue defines no "
-    "repairs for this wire, and whether pings, unknown events and trailers count as chunks is "
-    "left to the wire module).",
+    "`repairs`, `chunks`, `bytes` and `frames_after_end` are the wire module's (the issue "
+    "defines no repairs for this wire but id synthesis's, and leaves to the wire module whether "
+    "pings, unknown events and trailers count as chunks); they were not asserted by this corpus "
+    "until every key of the record was required, and are now stated as the module gives them.",
     "A `tool_use` (or server) block that sends no `input` at all (absent or null) has no start "
     'arguments: without deltas its arguments are `""` (`arguments_json: false`); nothing is '
     "made up.",
@@ -1952,6 +2706,7 @@ def readme(captures: list[Capture]) -> str:
         "`.venv/bin/python tests/core/corpus_wires/anthropic-messages/_make.py`. Every expected",
         "value was worked out by hand from issue 13's rules, not by running the assembler.",
         "",
+        *corpus_build.EVERY_KEY.splitlines(),
         *corpus_build.capture_table(captures),
         "",
         "## Decisions",

@@ -7,7 +7,7 @@ Run from anywhere::
 Each capture is one function below that returns a :class:`Capture`: the raw HTTP body of a
 Bedrock ``POST /model/{modelId}/converse-stream`` response (``application/vnd.amazon.eventstream``:
 AWS event-stream messages back to back, written byte-exact by the final encoder of
-``toolwire.core.framing.eventstream``) and the subset of the assembler's record it must produce
+``toolwire.core.framing.eventstream``) and the whole of the assembler's record it must produce
 with ``options.wire = "bedrock-converse"``.  The shapes come from
 ``shared/reference/wires-beyond-sse.md`` §1 (framing), §2 ("bedrock-converse"), §5 (how the
 clients read it) and §6 (what the sources leave open), and from the real recordings that
@@ -298,6 +298,21 @@ def claude_text_then_tool_call() -> Capture:
             usage={"inputTokens": 236, "outputTokens": 58, "serverToolUsage": {},
                    "totalTokens": 294},
             chunks=25,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=4655,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": (
+                        "Okay, let me check the weather for Barcelona using the available tool:"
+                    ),
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -335,6 +350,19 @@ def claude_tool_use_type_field() -> Capture:
             usage={"inputTokens": 412, "outputTokens": 71, "serverToolUsage": {},
                    "totalTokens": 483},
             chunks=11,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=2115,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "I'll look up the weather.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -374,6 +402,19 @@ def claude_parallel_same_name() -> Capture:
             usage={"inputTokens": 389, "outputTokens": 102, "serverToolUsage": {},
                    "totalTokens": 491},
             chunks=15,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=2870,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "I'll check both cities.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -407,6 +448,19 @@ def nova_whole_input_one_fragment() -> Capture:
                              '{"city":"Paris"}')],
             usage={"inputTokens": 485, "outputTokens": 38, "totalTokens": 523},
             chunks=9,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=1711,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "<thinking> I need the temperature in Paris. </thinking>\n",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -444,6 +498,19 @@ def tool_input_empty_string() -> Capture:
             tool_calls=[call(0, "tooluse_Jh4Kp9Qw2Er5Ty8Ui1Op3A", "updateIssueList", "{}")],
             usage={"inputTokens": 100, "outputTokens": 25, "totalTokens": 125},
             chunks=9,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=1660,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": "I'll update the issue list for you.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -473,6 +540,19 @@ def tool_block_without_delta() -> Capture:
             tool_calls=[call(0, "tooluse_Zx9Cv8Bn7Mm6Ll5Kk4Jj3H", "get_current_time", "{}")],
             usage={"inputTokens": 310, "outputTokens": 12, "totalTokens": 322},
             chunks=5,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=897,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -501,6 +581,19 @@ def end_turn_after_call() -> Capture:
                              '{"timezone":"UTC"}')],
             usage={"inputTokens": 205, "outputTokens": 19, "totalTokens": 224},
             chunks=6,
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=1121,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -531,6 +624,17 @@ def empty_tool_use_id_missing_identity() -> Capture:
                              '{"path": "README.md"}')),
                 missing(call(1, None, "read_file", '{"path": "setup.py"}'), "id"),
             ],
+            model=None,
+            response_id=None,
+            finish_reason="tool_use",
+            finish_reasons={"0": "tool_use"},
+            usage={"inputTokens": 160, "outputTokens": 40, "totalTokens": 200},
+            repairs=corpus_build.repairs(empty_identity_ignored=1),
+            chunks=11,
+            bytes=2109,
+            frames_after_end=0,
+            detail="call 1 of choice 0 has no id",
+            declared_tools=None,
         ),
     )
 
@@ -555,6 +659,17 @@ def empty_name_missing_identity() -> Capture:
         expect=dead_letter(
             "missing_identity",
             [missing(call(0, "tooluse_N0nAmE1x2y3z4w5v6u7t8s", None, '{"cmd": "ls"}'), "name")],
+            model=None,
+            response_id=None,
+            finish_reason="tool_use",
+            finish_reasons={"0": "tool_use"},
+            usage={"inputTokens": 98, "outputTokens": 21, "totalTokens": 119},
+            repairs=corpus_build.repairs(empty_identity_ignored=1),
+            chunks=9,
+            bytes=1659,
+            frames_after_end=0,
+            detail="call 0 of choice 0 has no name",
+            declared_tools=None,
         ),
     )
 
@@ -610,6 +725,10 @@ def reasoning_signature_then_call() -> Capture:
             chunks=14,
             choices=choice("tool_use", "Let me check.", thought,
                            [{"index": 0, "text": thought, "signature": SIGNATURE}]),
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=2829,
+            refusal=None,
         ),
     )
 
@@ -655,6 +774,10 @@ def reasoning_redacted() -> Capture:
                 {"index": 0, "redactedContent": REDACTED_0},
                 {"index": 1, "redactedContent": REDACTED_1},
             ]),
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=2206,
+            refusal=None,
         ),
     )
 
@@ -694,6 +817,10 @@ def gpt_oss_reasoning_without_signature() -> Capture:
             choices=choice("end_turn", "Hello! How can I help?",
                            "The user says hello. Respond briefly.",
                            [{"index": 0, "text": "The user says hello. Respond briefly."}]),
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=1818,
+            refusal=None,
         ),
     )
 
@@ -726,6 +853,19 @@ def empty_text_delta_then_call() -> Capture:
                              '{"name":"Paris"}')],
             usage={"inputTokens": 143, "outputTokens": 22, "totalTokens": 165},
             chunks=8,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=1448,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -774,6 +914,19 @@ def server_tool_code_interpreter() -> Capture:
             usage={"inputTokens": 1002, "outputTokens": 59, "serverToolUsage": {},
                    "totalTokens": 1061},
             chunks=12,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=2514,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -811,6 +964,19 @@ def citation_block_ignored() -> Capture:
             content="Refunds are accepted within 30 days of purchase.",
             usage={"inputTokens": 1210, "outputTokens": 33, "totalTokens": 1243},
             chunks=9,
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=1747,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": "Refunds are accepted within 30 days of purchase.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -841,6 +1007,19 @@ def unknown_event_type_ignored() -> Capture:
             content="Hello there.",
             usage={"inputTokens": 8, "outputTokens": 3, "totalTokens": 11},
             chunks=7,
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=1200,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": "Hello there.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -871,6 +1050,19 @@ def usage_with_cache_fields() -> Capture:
             usage={"cacheReadInputTokens": 1536, "cacheWriteInputTokens": 0, "inputTokens": 12,
                    "outputTokens": 41, "serverToolUsage": {}, "totalTokens": 1589},
             chunks=6,
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=1127,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": "The contract renews on 1 March.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -904,6 +1096,19 @@ def end_turn_text_only() -> Capture:
             content="Paris is the capital of France.",
             usage={"inputTokens": 14, "outputTokens": 9, "totalTokens": 23},
             chunks=7,
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=1213,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": "Paris is the capital of France.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -933,6 +1138,19 @@ def stop_sequence_additional_fields() -> Capture:
             content="Hello, World!",
             usage={"inputTokens": 4, "outputTokens": 34, "totalTokens": 38},
             chunks=6,
+            finish_reasons={"0": "stop_sequence"},
+            repairs=corpus_build.repairs(),
+            bytes=1109,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop_sequence",
+                    "content": "Hello, World!",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -967,6 +1185,19 @@ def max_tokens_withholds_call() -> Capture:
                            '{"query": "kafka reb', False)],
             usage={"inputTokens": 220, "outputTokens": 64, "totalTokens": 284},
             chunks=10,
+            finish_reasons={"0": "max_tokens"},
+            repairs=corpus_build.repairs(),
+            bytes=1863,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "max_tokens",
+                    "content": "Searching the archive.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1000,6 +1231,19 @@ def context_window_exceeded() -> Capture:
                            '{"path": "notes.md"}')],
             usage={"inputTokens": 199872, "outputTokens": 128, "totalTokens": 200000},
             chunks=9,
+            finish_reasons={"0": "model_context_window_exceeded"},
+            repairs=corpus_build.repairs(),
+            bytes=1712,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "model_context_window_exceeded",
+                    "content": "Reading the notes.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1048,6 +1292,22 @@ def guardrail_intervened_masked_text() -> Capture:
             "{ADDRESS}.",
             usage={"inputTokens": 17, "outputTokens": 16, "totalTokens": 33},
             chunks=5,
+            finish_reasons={"0": "guardrail_intervened"},
+            repairs=corpus_build.repairs(),
+            bytes=1445,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "guardrail_intervened",
+                    "content": (
+                        "\nThe capital of {ADDRESS} is {ADDRESS}. The capital of {ADDRESS} is "
+                        "{ADDRESS}."
+                    ),
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1082,6 +1342,19 @@ def content_filtered_withholds_call() -> Capture:
                            '{"to": "ops@example.com"}')],
             usage={"inputTokens": 301, "outputTokens": 44, "totalTokens": 345},
             chunks=9,
+            finish_reasons={"0": "content_filtered"},
+            repairs=corpus_build.repairs(),
+            bytes=1698,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "content_filtered",
+                    "content": "Sending the report.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1114,6 +1387,19 @@ def malformed_tool_use() -> Capture:
                            '{"city": Oslo}', False)],
             usage={"inputTokens": 133, "outputTokens": 17, "totalTokens": 150},
             chunks=7,
+            finish_reasons={"0": "malformed_tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=1305,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "malformed_tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1142,6 +1428,19 @@ def malformed_model_output() -> Capture:
             content="Here is the answer: {",
             usage={"inputTokens": 57, "outputTokens": 6, "totalTokens": 63},
             chunks=5,
+            finish_reasons={"0": "malformed_model_output"},
+            repairs=corpus_build.repairs(),
+            bytes=856,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "malformed_model_output",
+                    "content": "Here is the answer: {",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1171,6 +1470,19 @@ def unknown_stop_reason_is_other() -> Capture:
                            '{"url": "https://example.com"}')],
             usage={"inputTokens": 260, "outputTokens": 30, "totalTokens": 290},
             chunks=7,
+            finish_reasons={"0": "pause_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=1313,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "pause_turn",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1206,6 +1518,19 @@ def metadata_before_message_stop() -> Capture:
             tool_calls=[call(0, "tool-use-id", "test-tool", '{"value":"Sparkle Day"}')],
             usage={"inputTokens": 125, "outputTokens": 45, "totalTokens": 170},
             chunks=6,
+            finish_reasons={"0": "tool_use"},
+            repairs=corpus_build.repairs(),
+            bytes=1149,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "tool_use",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1232,6 +1557,19 @@ def message_stop_without_metadata() -> Capture:
             content="Yes. It is.",
             usage=None,
             chunks=5,
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=794,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": "Yes. It is.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1265,6 +1603,19 @@ def messages_after_metadata() -> Capture:
             usage={"inputTokens": 22, "outputTokens": 3, "totalTokens": 25},
             chunks=5,
             frames_after_end=2,
+            finish_reasons={"0": "end_turn"},
+            repairs=corpus_build.repairs(),
+            bytes=1193,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "end_turn",
+                    "content": "Done.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1289,6 +1640,19 @@ def stream_closed_before_message_stop() -> Capture:
             "stream_closed",
             [missing(call(0, "tooluse_Cl0sEd1Bo2Dy3Wi4Th5Ou6", "tail_log",
                           '{"path": "/var/log/app.log"}'))],
+            model=None,
+            response_id=None,
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=7,
+            bytes=1286,
+            frames_after_end=0,
+            detail=(
+                "the body ended before messageStop, or inside a message (connection dropped or cut)"
+            ),
+            declared_tools=None,
         ),
     )
 
@@ -1313,6 +1677,19 @@ def cut_inside_message() -> Capture:
             "stream_closed",
             [missing(call(0, "tooluse_CuTiNs1dE2mEs3sAg4Ee5X", "lookup_order",
                           '{"order_id": "A-20931"}'))],
+            model=None,
+            response_id=None,
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=5,
+            bytes=969,
+            frames_after_end=0,
+            detail=(
+                "the body ended before messageStop, or inside a message (connection dropped or cut)"
+            ),
+            declared_tools=None,
         ),
     )
 
@@ -1342,6 +1719,20 @@ def bad_message_crc() -> Capture:
             "malformed_chunk",
             [missing(call(0, "tooluse_Cr3Cm1sMaTcH0Fl1pPeD9Z", "transfer_funds",
                           '{"account": "ops", "amount": 1', False))],
+            model=None,
+            response_id=None,
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=4,
+            bytes=1517,
+            frames_after_end=0,
+            detail=(
+                "event-stream message 5 (at byte 783 of the body): its message CRC is 0xc5f075ce "
+                "but its bytes give 0xc5f075cf (a byte of its headers or payload was damaged)"
+            ),
+            declared_tools=None,
         ),
     )
 
@@ -1365,7 +1756,23 @@ def tool_delta_without_start() -> Capture:
         shape="delta.toolUse for an unstarted block",
         proves="input for a call that never started is malformed_chunk, never a call",
         body=s.body(),
-        expect=dead_letter("malformed_chunk", []),
+        expect=dead_letter("malformed_chunk", [],
+            model=None,
+            response_id=None,
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=4,
+            bytes=1204,
+            frames_after_end=0,
+            detail=(
+                "a toolUse delta for block 1, which never started a tool use: "
+                "{\"contentBlockIndex\":1,\"delta\":{\"toolUse\":{\"input\":\"{\\\"city\\\": "
+                "\\\"Oslo\\\"}\"}},\"p\":\"abcdef\"}"
+            ),
+            declared_tools=None,
+        ),
     )
 
 
@@ -1401,6 +1808,19 @@ def throttling_exception_after_text() -> Capture:
             content="The quarterly numbers show",
             usage=None,
             chunks=4,
+            finish_reasons={"0": None},
+            repairs=corpus_build.repairs(),
+            bytes=693,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": None,
+                    "content": "The quarterly numbers show",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1432,6 +1852,19 @@ def service_unavailable_after_call() -> Capture:
                            '{"symbol": "AMZN"}')],
             usage=None,
             chunks=6,
+            finish_reasons={"0": None},
+            repairs=corpus_build.repairs(),
+            bytes=1098,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": None,
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1468,6 +1901,19 @@ def internal_server_exception_then_messages() -> Capture:
             usage=None,
             chunks=3,
             frames_after_end=2,
+            finish_reasons={"0": None},
+            repairs=corpus_build.repairs(),
+            bytes=877,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": None,
+                    "content": "Let me think",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1503,6 +1949,10 @@ def model_stream_error_after_reasoning() -> Capture:
             chunks=3,
             choices=choice(None, None, "First, list the files.",
                            [{"index": 0, "text": "First, list the files."}]),
+            finish_reasons={"0": None},
+            repairs=corpus_build.repairs(),
+            bytes=563,
+            refusal=None,
         ),
     )
 
@@ -1534,6 +1984,19 @@ def validation_exception_after_text() -> Capture:
             content="Summary:",
             usage=None,
             chunks=3,
+            finish_reasons={"0": None},
+            repairs=corpus_build.repairs(),
+            bytes=513,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": None,
+                    "content": "Summary:",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1569,6 +2032,11 @@ def model_stream_error_first_message() -> Capture:
             content=None,
             usage=None,
             chunks=1,
+            finish_reasons={},
+            repairs=corpus_build.repairs(),
+            bytes=221,
+            refusal=None,
+            choices=[],
         ),
     )
 
@@ -1601,6 +2069,19 @@ def error_message_after_text() -> Capture:
             usage=None,
             chunks=3,
             frames_after_end=1,
+            finish_reasons={"0": None},
+            repairs=corpus_build.repairs(),
+            bytes=587,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": None,
+                    "content": "Working",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1613,7 +2094,8 @@ def error_message_after_text() -> Capture:
 LISTS = ("tool_calls", "withheld_tool_calls", "server_tool_calls", "calls")
 
 #: What every assembled expectation of this corpus states (dead letters state Ollama's keys,
-#: ``outcome``, ``wire``, ``reason`` and ``calls``: their chunk counts are not pinned).
+#: ``outcome``, ``wire``, ``reason`` and ``calls``); the tests require every other key of the
+#: record too (``corpus_build.EVERY_KEY``).
 ASSEMBLED_KEYS = ("wire", "finish", "finish_reason", "truncated", "error_code", "error_message",
                   "retryable", "content", "reasoning", "tool_calls", "withheld_tool_calls",
                   "server_tool_calls", "usage", "response_id", "model", "chunks",
@@ -1631,12 +2113,9 @@ def incomplete(capture: Capture) -> list[str]:
     ) + corpus_build.unfinished(expect)
     if expect.get("wire") != WIRE:
         lacking.append("wire")
-    if expect.get("outcome") == "assembled":
-        if expect.get("reasoning") is not None and "choices" not in expect:
-            lacking.append("choices (a capture with reasoning states its reasoning_details)")
-        for key in ("detail", "bytes"):
-            if key in expect:
-                lacking.append(f"{key} (not pinned)")
+    if (expect.get("outcome") == "assembled" and expect.get("reasoning") is not None
+            and "choices" not in expect):
+        lacking.append("choices (a capture with reasoning states its reasoning_details)")
     _, between = whole_messages(capture.body)
     if not between and expect.get("reason") != "stream_closed":
         lacking.append("reason (a body ending inside a message is stream_closed)")
@@ -1763,9 +2242,9 @@ Where the rules or the sources leave a value open, these captures pin the follow
    as dicts); `tests/core/test_corpus_bedrock_converse.py` pins it on hand-made bodies.
 10. **Null is not a string.** `delta.text: null` and `delta.toolUse.input: null` are
     `malformed_chunk` as any other non-string (the test file's hand-made bodies).
-11. **Not pinned.** `bytes`, `detail` (beyond its phrase), `repairs`, `finish_reasons`,
-    `refusal` (reasoning captures state it null inside `choices`), and the `chunks` of dead
-    letters.
+11. **Pinned as the builder gives them.** `bytes`, `detail`, `repairs`, `finish_reasons`,
+    `refusal`, `choices` and the `chunks` of dead letters were not pinned while the rules left
+    them to the builder; every expectation now states them.
 
 ## Not covered here
 
@@ -1780,7 +2259,8 @@ Where the rules or the sources leave a value open, these captures pin the follow
 
 
 def readme(captures: list[Capture]) -> str:
-    return INTRO + "\n".join(corpus_build.capture_table(captures)) + "\n\n" + DECISIONS
+    return (INTRO + corpus_build.EVERY_KEY + "\n".join(corpus_build.capture_table(captures))
+            + "\n\n" + DECISIONS)
 
 
 def main() -> None:

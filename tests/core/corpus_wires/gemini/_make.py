@@ -6,7 +6,7 @@ Run from the repository root::
 
 Each capture is one function below that returns a :class:`Capture`: the raw HTTP body of a
 ``streamGenerateContent?alt=sse`` response (Gemini API or Vertex AI, written byte-exact) and the
-subset of the assembler's record that it must produce with ``options.wire = "gemini"``.  The
+whole of the assembler's record that it must produce with ``options.wire = "gemini"``.  The
 shapes come from ``shared/reference/wires.md`` section 3 and ``shapes-2026.md`` ("Responses,
 Anthropic, Gemini (2026 additions)"), beside the repository; the rules come from issue 13
 ("Every streaming wire, one record"): its table (Gemini column), "Output", "Precisely",
@@ -323,6 +323,25 @@ def gemini3_single_call_with_id() -> Capture:
                 "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 61}],
                 "thoughtsTokenCount": 212,
             },
+            model="gemini-3.1-pro-preview",
+            response_id="QHiLaa6LBrb8vdIPoNztsAg",
+            finish_reasons={"0": "STOP"},
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=985,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -364,6 +383,32 @@ def gemini3_parallel_calls_first_signed() -> Capture:
                     provider_fields={"thoughtSignature": SIG_PARIS},
                 ),
                 call(1, "call_3902215", "get_time", '{"timezone":"Europe/Paris"}'),
+            ],
+            model="gemini-3-flash-preview",
+            response_id="Ys5maI-nA9nOz7IPqL2J8AQ",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 88,
+                "candidatesTokenCount": 34,
+                "totalTokenCount": 263,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 88}],
+                "thoughtsTokenCount": 141,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=1061,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -409,6 +454,32 @@ def gemini3_same_name_separate_chunks() -> Capture:
                     provider_fields={"thoughtSignature": SIG_DOCS},
                 ),
                 call(1, "call_7719041", "search_docs", '{"query":"faust table recovery"}'),
+            ],
+            model="gemini-3-flash-preview",
+            response_id="dqHOab6xGLzWodAPkPuViA4",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 143,
+                "candidatesTokenCount": 41,
+                "totalTokenCount": 280,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 143}],
+                "thoughtsTokenCount": 96,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=3,
+            bytes=1425,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -463,6 +534,30 @@ def gemini25_no_id_run1() -> Capture:
                 ),
             ],
             response_id=RUN_RESPONSE_ID,
+            model="gemini-2.5-flash",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 52,
+                "candidatesTokenCount": 20,
+                "totalTokenCount": 72,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 52}],
+            },
+            repairs=corpus_build.repairs(ids_synthesized=2),
+            chunks=1,
+            bytes=469,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -510,6 +605,30 @@ def gemini25_no_id_run2() -> Capture:
                 ),
             ],
             response_id=RUN_RESPONSE_ID,
+            model="gemini-2.5-flash",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 52,
+                "candidatesTokenCount": 20,
+                "totalTokenCount": 72,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 52}],
+            },
+            repairs=corpus_build.repairs(ids_synthesized=2),
+            chunks=3,
+            bytes=1094,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -542,6 +661,32 @@ def gemini3_call_without_args() -> Capture:
                     "{}",
                     provider_fields={"thoughtSignature": SIG_TABS},
                 )
+            ],
+            model="gemini-3-flash-preview",
+            response_id="_vr4aYiWEJnYodAPkujX0QM",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 249,
+                "candidatesTokenCount": 9,
+                "totalTokenCount": 441,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 249}],
+                "thoughtsTokenCount": 183,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=943,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -593,6 +738,32 @@ def gemini_args_compact_received_order() -> Capture:
                     provider_fields={"thoughtSignature": SIG_HIKE},
                 )
             ],
+            model="gemini-3.1-pro-preview",
+            response_id="k3ZqaJ2xN9mD7s8P4vRtwQc",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 204,
+                "candidatesTokenCount": 47,
+                "totalTokenCount": 639,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 204}],
+                "thoughtsTokenCount": 388,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=1131,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -633,6 +804,22 @@ def gemini_text_only_stop() -> Capture:
             },
             response_id="Hq1naLzZMcrRz7IPpPmL4Qk",
             model="gemini-2.5-flash",
+            finish_reasons={"0": "STOP"},
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=693,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": "The capital of France is Paris.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -659,6 +846,31 @@ def gemini3_empty_stop_retryable() -> Capture:
             error_code="EMPTY_RESPONSE",
             retryable=True,
             reasoning=None,
+            model="gemini-3.7-flash",
+            response_id="WQuqavG5KbfUjMcPuP_n6QI",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 7,
+                "candidatesTokenCount": 0,
+                "totalTokenCount": 101,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 7}],
+                "thoughtsTokenCount": 94,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=1,
+            bytes=479,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -713,6 +925,27 @@ def gemini_thoughts_between_calls() -> Capture:
                 "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 310}],
                 "thoughtsTokenCount": 190,
             },
+            model="gemini-3.1-pro-preview",
+            response_id="pL0saM6dG5aYz7IP7oWq-Ag",
+            finish_reasons={"0": "STOP"},
+            repairs=corpus_build.repairs(),
+            chunks=6,
+            bytes=2630,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": (
+                        "**Planning the lookups**\n\nI need the order first. Then its shipment.Now "
+                        "the carrier."
+                    ),
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -734,7 +967,33 @@ def gemini_proxy_done_trailer() -> Capture:
         proves="a [DONE] frame after the finish is accepted on the gemini wire, never "
         "malformed_chunk",
         body=body,
-        expect=assembled(finish="stop", finish_reason="STOP", content="Pong!"),
+        expect=assembled(finish="stop", finish_reason="STOP", content="Pong!",
+            model="gemini-2.5-flash-lite",
+            response_id="Zx8raPf2Bd3kz7IPs4uNmAo",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 4,
+                "candidatesTokenCount": 2,
+                "totalTokenCount": 6,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 4}],
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=690,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": "Pong!",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+        ),
     )
 
 
@@ -780,6 +1039,31 @@ def gemini_max_tokens_withholds_call() -> Capture:
                     id_synthesized=True,
                 )
             ],
+            model="gemini-2.5-flash",
+            response_id="Tb4naK7xEoXgz7IPz8GYqQs",
+            finish_reasons={"0": "MAX_TOKENS"},
+            usage={
+                "promptTokenCount": 120,
+                "candidatesTokenCount": 32,
+                "totalTokenCount": 152,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 120}],
+            },
+            repairs=corpus_build.repairs(ids_synthesized=1),
+            chunks=3,
+            bytes=1124,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "MAX_TOKENS",
+                    "content": "I'll book it now. Then I'll",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -814,6 +1098,31 @@ def gemini_safety_after_text() -> Capture:
             finish_reason="SAFETY",
             error_code="SAFETY",
             content="To get past the lock you",
+            model="gemini-2.5-flash",
+            response_id="Rk2naNq1HuTaz7IPi9W5-Aw",
+            finish_reasons={"0": "SAFETY"},
+            usage={
+                "promptTokenCount": 19,
+                "candidatesTokenCount": 6,
+                "totalTokenCount": 25,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 19}],
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=958,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "SAFETY",
+                    "content": "To get past the lock you",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -848,6 +1157,35 @@ def gemini_recitation_partial_text() -> Capture:
             finish_reason="RECITATION",
             error_code="RECITATION",
             content="It was the best of times, it was the worst of times, it was the age of wisdom",
+            model="gemini-2.5-pro",
+            response_id="Cw7naOv3JtSbz7IPq6H1gQo",
+            finish_reasons={"0": "RECITATION"},
+            usage={
+                "promptTokenCount": 15,
+                "candidatesTokenCount": 19,
+                "totalTokenCount": 436,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 15}],
+                "thoughtsTokenCount": 402,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=921,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "RECITATION",
+                    "content": (
+                        "It was the best of times, it was the worst of times, it was the age of "
+                        "wisdom"
+                    ),
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -871,6 +1209,31 @@ def gemini_blocklist() -> Capture:
             finish_reason="BLOCKLIST",
             error_code="BLOCKLIST",
             content="Sure, the internal codename is",
+            model="gemini-2.5-flash",
+            response_id="Lm5naPw8KvUcz7IPt3J2hRo",
+            finish_reasons={"0": "BLOCKLIST"},
+            usage={
+                "promptTokenCount": 22,
+                "candidatesTokenCount": 7,
+                "totalTokenCount": 29,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 22}],
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=647,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "BLOCKLIST",
+                    "content": "Sure, the internal codename is",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -912,6 +1275,32 @@ def gemini_spii_withholds_call() -> Capture:
                     provider_fields={"thoughtSignature": SIG_EMAIL},
                 )
             ],
+            model="gemini-3-flash-preview",
+            response_id="Np6naQx9LwVdz7IPu4K3iSo",
+            finish_reasons={"0": "SPII"},
+            usage={
+                "promptTokenCount": 140,
+                "candidatesTokenCount": 22,
+                "totalTokenCount": 237,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 140}],
+                "thoughtsTokenCount": 75,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=948,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "SPII",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -948,6 +1337,31 @@ def gemini_malformed_function_call_no_parts() -> Capture:
             finish_reason="MALFORMED_FUNCTION_CALL",
             error_code="MALFORMED_FUNCTION_CALL",
             error_message=message,
+            model="gemini-2.5-flash",
+            response_id="Fg3naRy0MxWez7IPv5L4jTo",
+            finish_reasons={"0": "MALFORMED_FUNCTION_CALL"},
+            usage={
+                "promptTokenCount": 77,
+                "candidatesTokenCount": 0,
+                "totalTokenCount": 112,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 77}],
+                "thoughtsTokenCount": 35,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=1,
+            bytes=453,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "MALFORMED_FUNCTION_CALL",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -983,6 +1397,31 @@ def gemini_unexpected_tool_call_withheld() -> Capture:
                     '{"command":"rm -rf build"}',
                     id_synthesized=True,
                 )
+            ],
+            model="gemini-2.5-flash",
+            response_id="Hj8naSz1NyXfz7IPw6M5kUo",
+            finish_reasons={"0": "UNEXPECTED_TOOL_CALL"},
+            usage={
+                "promptTokenCount": 96,
+                "candidatesTokenCount": 19,
+                "totalTokenCount": 115,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 96}],
+            },
+            repairs=corpus_build.repairs(ids_synthesized=1),
+            chunks=2,
+            bytes=776,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "UNEXPECTED_TOOL_CALL",
+                    "content": "Cleaning the build directory.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -1026,6 +1465,32 @@ def gemini_too_many_tool_calls() -> Capture:
                 call(1, "call_1190343", "get_ticket", '{"id":"OPS-102"}'),
                 call(2, "call_1190344", "get_ticket", '{"id":"OPS-103"}'),
             ],
+            model="gemini-3-flash-preview",
+            response_id="Jk9naTa2OzYgz7IPx7N6lVo",
+            finish_reasons={"0": "TOO_MANY_TOOL_CALLS"},
+            usage={
+                "promptTokenCount": 402,
+                "candidatesTokenCount": 45,
+                "totalTokenCount": 577,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 402}],
+                "thoughtsTokenCount": 130,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=1158,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "TOO_MANY_TOOL_CALLS",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1060,6 +1525,32 @@ def gemini_finish_other() -> Capture:
                     '{"env":"staging"}',
                     provider_fields={"thoughtSignature": SIG_DEPLOY},
                 )
+            ],
+            model="gemini-3-flash-preview",
+            response_id="Ml0naUb3PaZhz7IPy8O7mWo",
+            finish_reasons={"0": "OTHER"},
+            usage={
+                "promptTokenCount": 64,
+                "candidatesTokenCount": 13,
+                "totalTokenCount": 117,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 64}],
+                "thoughtsTokenCount": 40,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=3,
+            bytes=1268,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "OTHER",
+                    "content": "Deploying",
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -1102,6 +1593,25 @@ def gemini_prompt_blocked_no_candidates() -> Capture:
                 "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 9}],
                 "serviceTier": "standard",
             },
+            model="gemini-3.7-flash",
+            response_id="EXCPatOAKMrQjMcPteHVmQo",
+            finish_reasons={"0": "PROHIBITED_CONTENT"},
+            repairs=corpus_build.repairs(),
+            chunks=1,
+            bytes=292,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "PROHIBITED_CONTENT",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1149,6 +1659,31 @@ def gemini_error_chunk_unavailable_after_call() -> Capture:
                     provider_fields={"thoughtSignature": SIG_DELAYS},
                 )
             ],
+            model="gemini-3.1-pro-preview",
+            response_id="Gv4naVc4QbAiz7IPz9P8nXo",
+            finish_reasons={"0": "UNAVAILABLE"},
+            usage={
+                "promptTokenCount": 75,
+                "candidatesTokenCount": 16,
+                "totalTokenCount": 311,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 75}],
+                "thoughtsTokenCount": 220,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=3,
+            bytes=1083,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "UNAVAILABLE",
+                    "content": "Checking both airports.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1187,6 +1722,30 @@ def gemini_error_chunk_after_stop() -> Capture:
                     '{"symbol":"GOOG"}',
                     id_synthesized=True,
                 )
+            ],
+            model="gemini-2.5-flash",
+            response_id="Ix5naWd5RcBjz7IPa0Q9oYo",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 33,
+                "candidatesTokenCount": 9,
+                "totalTokenCount": 42,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 33}],
+            },
+            repairs=corpus_build.repairs(ids_synthesized=1),
+            chunks=2,
+            bytes=524,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -1275,6 +1834,25 @@ def vertex_partial_args_terminal_calls() -> Capture:
                 "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 23}],
                 "thoughtsTokenCount": 132,
             },
+            model="gemini-3.1-pro-preview",
+            response_id="dqHOab6xGLzWodAPkPuViA5",
+            finish_reasons={"0": "STOP"},
+            repairs=corpus_build.repairs(ids_synthesized=2),
+            chunks=9,
+            bytes=3129,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1346,6 +1924,34 @@ def vertex_partial_args_array_no_terminal() -> Capture:
                     id_synthesized=True,
                 )
             ],
+            model="gemini-3-flash-preview",
+            response_id="3noMaojQL_2s6tkPiO26qQ4",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 54,
+                "candidatesTokenCount": 74,
+                "totalTokenCount": 249,
+                "trafficType": "PROVISIONED_THROUGHPUT",
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 54}],
+                "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 74}],
+                "thoughtsTokenCount": 121,
+            },
+            repairs=corpus_build.repairs(ids_synthesized=1),
+            chunks=16,
+            bytes=6100,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1413,6 +2019,34 @@ def vertex_partial_args_value_types() -> Capture:
                     r'"room":null}',
                     provider_fields={"thoughtSignature": SIG_EVENT},
                 )
+            ],
+            model="gemini-3.1-pro-preview",
+            response_id="Qm2oaKr4Hs6Jt8Lv0Nx2Pz4",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 118,
+                "candidatesTokenCount": 52,
+                "totalTokenCount": 407,
+                "trafficType": "ON_DEMAND",
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 118}],
+                "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 52}],
+                "thoughtsTokenCount": 237,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=8,
+            bytes=3063,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -1486,6 +2120,25 @@ def vertex_nameless_after_close_missing_identity() -> Capture:
                     "name",
                 ),
             ],
+            model="gemini-3-flash-preview",
+            response_id="_vr4aYiWEJnYodAPkujX0QN",
+            finish_reason="STOP",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 249,
+                "candidatesTokenCount": 58,
+                "totalTokenCount": 490,
+                "trafficType": "PROVISIONED_THROUGHPUT",
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 249}],
+                "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 58}],
+                "thoughtsTokenCount": 183,
+            },
+            repairs=corpus_build.repairs(ids_synthesized=2),
+            chunks=8,
+            bytes=2899,
+            frames_after_end=0,
+            detail="call 1 of choice 0 has no name",
+            declared_tools=None,
         ),
     )
 
@@ -1548,6 +2201,31 @@ def gemini_code_execution_then_client_call() -> Capture:
                     "status": None,
                 }
             ],
+            model="gemini-2.5-flash",
+            response_id="Kp1oaLs5It7Ku9Mw1Oy3Qa5",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 58,
+                "candidatesTokenCount": 44,
+                "totalTokenCount": 102,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 58}],
+            },
+            repairs=corpus_build.repairs(ids_synthesized=1),
+            chunks=4,
+            bytes=1546,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": "12! is 479001600. Saving it.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1584,6 +2262,29 @@ def gemini_json_array_body() -> Capture:
                              '{"city":"Oslo"}', id_synthesized=True)],
             response_id="Lq2oaMt6Ju8Lv0Nx2Pz4Rb6",
             model="gemini-2.5-flash",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 40,
+                "candidatesTokenCount": 8,
+                "totalTokenCount": 48,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 40}],
+            },
+            repairs=corpus_build.repairs(ids_synthesized=1),
+            chunks=2,
+            bytes=1126,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "STOP",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1619,6 +2320,25 @@ def gemini_stream_closed_no_finish() -> Capture:
                     )
                 )
             ],
+            model="gemini-3-flash-preview",
+            response_id="Mr3oaNu7Kv9Mw1Oy3Qa5Sc7",
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage={
+                "promptTokenCount": 91,
+                "candidatesTokenCount": 24,
+                "totalTokenCount": 175,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 91}],
+                "thoughtsTokenCount": 60,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=980,
+            frames_after_end=0,
+            detail=(
+                "the body ended before any chunk with a finishReason (connection dropped or cut)"
+            ),
+            declared_tools=None,
         ),
     )
 
@@ -1649,6 +2369,22 @@ def gemini_nameless_call_no_open_call() -> Capture:
                     "name",
                 )
             ],
+            model="gemini-2.5-flash",
+            response_id="Ns4oaOv8Lw0Nx2Pz4Rb6Td8",
+            finish_reason="STOP",
+            finish_reasons={"0": "STOP"},
+            usage={
+                "promptTokenCount": 70,
+                "candidatesTokenCount": 11,
+                "totalTokenCount": 81,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 70}],
+            },
+            repairs=corpus_build.repairs(ids_synthesized=1),
+            chunks=1,
+            bytes=386,
+            frames_after_end=0,
+            detail="call 0 of choice 0 has no name",
+            declared_tools=None,
         ),
     )
 
@@ -1777,11 +2513,12 @@ capture that pins each one is named.
     (`gemini3_empty_stop_retryable`).
 14. **`wire` on every record.** Dead letters carry `wire: "gemini"` too (as the
     anthropic-messages corpus assumes for its wire).
-15. **Not pinned.** `repairs`, `chunks`, `bytes`, `choices`, `finish_reasons` and `refusal`: the
-    issue defines no Gemini repairs and no count for frames after the
-    end, so these are left to the builder. Finish reasons not in the table (`IMAGE_SAFETY`,
-    `LANGUAGE`, `FINISH_REASON_UNSPECIFIED`) would be `other` by the table's "others -> other";
-    only `OTHER` is captured.
+15. **Pinned as the builder gives them.** `repairs`, `chunks`, `bytes`, `choices`,
+    `finish_reasons`, `refusal` and `frames_after_end`: the issue defines no Gemini repairs and
+    no count for frames after the end, so these were left to the builder, and not pinned until
+    every key of the record was required; every expectation now states the values it gives.
+    Finish reasons not in the table (`IMAGE_SAFETY`, `LANGUAGE`, `FINISH_REASON_UNSPECIFIED`)
+    would be `other` by the table's "others -> other"; only `OTHER` is captured.
 16. **Only a streamed call is open.** A call is open (a nameless part continues it) when its
     opening part said `willContinue: true` or carried `partialArgs`; a whole call (`args`, no
     `willContinue`) is closed at once, so a nameless part after it is a new call without a name
@@ -1821,7 +2558,8 @@ framer reports a non-SSE body.
 
 
 def readme(captures: list[Capture]) -> str:
-    return INTRO + "\n".join(corpus_build.capture_table(captures)) + "\n\n" + DECISIONS
+    return (INTRO + corpus_build.EVERY_KEY + "\n".join(corpus_build.capture_table(captures))
+            + "\n\n" + DECISIONS)
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ Run from the repository root::
 
 Each capture is one function below that returns a :class:`Capture`: the raw HTTP body of an
 Ollama ``POST /api/chat`` response with ``stream: true`` (``application/x-ndjson``, written
-byte-exact) and the subset of the assembler's record that it must produce with
+byte-exact) and the whole of the assembler's record that it must produce with
 ``options.wire = "ollama-chat"``.  The shapes come from ``shared/reference/wires-beyond-sse.md``
 section 4 ("ollama-chat") and section 5 ("How the clients read these wires", ollama-chat),
 beside the repository; the rules are the ollama-chat wire's (listed in ``README.md``).  Where
@@ -246,6 +246,23 @@ def ollama_single_call_with_id() -> Capture:
                 "eval_duration": 588_722_016,
             },
             model="qwen3:8b",
+            finish_reasons={"0": "stop"},
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=548,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -273,6 +290,32 @@ def ollama_parallel_calls_one_line() -> Capture:
             tool_calls=[
                 call(0, "call_7f2m0qzd", "get_weather", '{"city":"Paris"}'),
                 call(1, "call_x81bn4ke", "get_time", '{"timezone":"Europe/Paris"}'),
+            ],
+            model="qwen3:14b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 1158696471,
+                "load_duration": 18340211,
+                "prompt_eval_count": 240,
+                "prompt_eval_duration": 245120887,
+                "eval_count": 41,
+                "eval_duration": 893985282,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=635,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -302,6 +345,32 @@ def ollama_same_name_separate_lines() -> Capture:
             tool_calls=[
                 call(0, "call_lyywui55", "get_weather", '{"location":"Berlin"}'),
                 call(1, "call_0scw2dos", "get_weather", '{"location":"Paris"}'),
+            ],
+            model="qwen3:8b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 1370970081,
+                "load_duration": 18340211,
+                "prompt_eval_count": 213,
+                "prompt_eval_duration": 217544788,
+                "eval_count": 52,
+                "eval_duration": 1133834991,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=3,
+            bytes=774,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -339,6 +408,31 @@ def ollama_native_calls_on_done_line() -> Capture:
                 call(1, "Tn5wE0rBy7KmA2qVx9cLd4HsJ6fPz1Gi", "read_file", '{"path":"go.mod"}'),
             ],
             model="gpt-oss:20b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 1732715335,
+                "load_duration": 18340211,
+                "prompt_eval_count": 311,
+                "prompt_eval_duration": 317635814,
+                "eval_count": 64,
+                "eval_duration": 1395489219,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=3,
+            bytes=824,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": "I'll look up both files.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -369,6 +463,32 @@ def ollama_no_id_synthesized() -> Capture:
             tool_calls=[
                 synthesized(0, "get_weather", '{"city":"Paris"}'),
                 synthesized(1, "get_weather", '{"city":"London"}'),
+            ],
+            model="llama3.1:8b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 1025874672,
+                "load_duration": 18340211,
+                "prompt_eval_count": 174,
+                "prompt_eval_duration": 177712645,
+                "eval_count": 38,
+                "eval_duration": 828571725,
+            },
+            repairs=corpus_build.repairs(ids_synthesized=2),
+            chunks=2,
+            bytes=590,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
             ],
         ),
     )
@@ -402,6 +522,32 @@ def ollama_first_call_without_index() -> Capture:
                 synthesized(1, "stat", '{"path":"/srv/app"}'),
                 synthesized(2, "stat", '{"path":"/srv/data"}'),
             ],
+            model="qwen2.5:7b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 1978288635,
+                "load_duration": 18340211,
+                "prompt_eval_count": 402,
+                "prompt_eval_duration": 410577481,
+                "eval_count": 71,
+                "eval_duration": 1548120852,
+            },
+            repairs=corpus_build.repairs(ids_synthesized=3),
+            chunks=3,
+            bytes=783,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -430,6 +576,32 @@ def ollama_index_reused_stays_two_calls() -> Capture:
                 call(0, "call_a1b2c3d4", "search", '{"q":"kafka rebalance"}'),
                 call(1, "call_e5f6g7h8", "search", '{"q":"kafka lag"}'),
             ],
+            model="qwen3:8b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 892339989,
+                "load_duration": 18340211,
+                "prompt_eval_count": 150,
+                "prompt_eval_duration": 153200557,
+                "eval_count": 33,
+                "eval_duration": 719549130,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=3,
+            bytes=761,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -454,6 +626,32 @@ def ollama_args_arrival_order() -> Capture:
         expect=called(
             tool_calls=[call(0, "call_9sd0w2lp", "forecast",
                              '{"unit":"celsius","city":"Lyon","days":3}')],
+            model="qwen3:8b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 876971945,
+                "load_duration": 18340211,
+                "prompt_eval_count": 199,
+                "prompt_eval_duration": 203246070,
+                "eval_count": 30,
+                "eval_duration": 654135573,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=550,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -492,6 +690,32 @@ def ollama_args_nested_unicode_escaped() -> Capture:
                 '"tags":["café","東京"]},"note":"say \\"hi\\"\\nthen leave","limit":5,'
                 '"strict":false,"cursor":null}',
             )],
+            model="mistral-small3.2:24b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 1752833622,
+                "load_duration": 18340211,
+                "prompt_eval_count": 288,
+                "prompt_eval_duration": 294145063,
+                "eval_count": 66,
+                "eval_duration": 1439098257,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=719,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -513,6 +737,32 @@ def ollama_args_empty_object() -> Capture:
         body=raw,
         expect=called(
             tool_calls=[call(0, "call_n0args00", "get_current_time", "{}")],
+            model="qwen3:8b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 422901930,
+                "load_duration": 18340211,
+                "prompt_eval_count": 96,
+                "prompt_eval_duration": 98048359,
+                "eval_count": 14,
+                "eval_duration": 305263269,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=517,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -535,6 +785,32 @@ def ollama_args_absent() -> Capture:
         body=raw,
         expect=called(
             tool_calls=[call(0, "call_7nokey0s", "refresh_cache", "{}")],
+            model="llama3.2:3b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 371122196,
+                "load_duration": 18340211,
+                "prompt_eval_count": 88,
+                "prompt_eval_duration": 89877663,
+                "eval_count": 12,
+                "eval_duration": 261654231,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=505,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -556,6 +832,32 @@ def ollama_args_string_verbatim() -> Capture:
         body=raw,
         expect=called(
             tool_calls=[call(0, "call_str1ng0a", "open_file", '{"path": "notes/todo.md"}')],
+            model="qwen3:8b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 556436613,
+                "load_duration": 18340211,
+                "prompt_eval_count": 120,
+                "prompt_eval_duration": 122560447,
+                "eval_count": 19,
+                "eval_duration": 414285864,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=541,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -590,6 +892,31 @@ def ollama_thinking_then_call() -> Capture:
             content="Checking Oslo.",
             reasoning="The user wants the weather in Oslo; I should call the tool.",
             tool_calls=[call(0, "call_th1nk3r5", "get_weather", '{"city":"Oslo"}')],
+            model="qwen3:8b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 1493626499,
+                "load_duration": 18340211,
+                "prompt_eval_count": 205,
+                "prompt_eval_duration": 209374092,
+                "eval_count": 58,
+                "eval_duration": 1264662105,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=6,
+            bytes=1140,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": "Checking Oslo.",
+                    "reasoning": "The user wants the weather in Oslo; I should call the tool.",
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -628,6 +955,22 @@ def ollama_text_only_stop() -> Capture:
                 "eval_duration": 196_240_674,
             },
             model="llama3.1:8b",
+            finish_reasons={"0": "stop"},
+            repairs=corpus_build.repairs(),
+            chunks=5,
+            bytes=838,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": "Yes: 3 < 5 & 5 > 3.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -657,6 +1000,32 @@ def ollama_length_withholds_call() -> Capture:
             truncated=True,
             content="Let me check and then",
             withheld=[call(0, "call_l3ngth00", "get_stock", '{"symbol":"AAPL"}')],
+            model="qwen3:8b",
+            finish_reasons={"0": "length"},
+            usage={
+                "total_duration": 2953555924,
+                "load_duration": 18340211,
+                "prompt_eval_count": 140,
+                "prompt_eval_duration": 142987187,
+                "eval_count": 128,
+                "eval_duration": 2790978435,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=4,
+            bytes=801,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "length",
+                    "content": "Let me check and then",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -682,6 +1051,32 @@ def ollama_done_without_reason() -> Capture:
             finish="tool_calls",
             finish_reason=None,
             tool_calls=[call(0, "call_n0r3as0n", "ping_host", '{"host":"10.0.0.7"}')],
+            model="qwen3:8b",
+            finish_reasons={"0": None},
+            usage={
+                "total_duration": 425301046,
+                "load_duration": 18340211,
+                "prompt_eval_count": 77,
+                "prompt_eval_duration": 78642956,
+                "eval_count": 15,
+                "eval_duration": 327067788,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=506,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": None,
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -706,6 +1101,31 @@ def ollama_lines_after_done() -> Capture:
             finish_reason="stop",
             content="Done.",
             frames_after_end=2,
+            model="llama3.1:8b",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 107473283,
+                "load_duration": 18340211,
+                "prompt_eval_count": 22,
+                "prompt_eval_duration": 22469421,
+                "eval_count": 3,
+                "eval_duration": 65413560,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=722,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "stop",
+                    "content": "Done.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -743,6 +1163,23 @@ def ollama_error_line_after_call() -> Capture:
             content="Fetching the report.",
             withheld=[call(0, "call_3rr0r5xx", "fetch_report", '{"id":4417}')],
             usage=None,
+            model="qwen3:8b",
+            finish_reasons={"0": None},
+            repairs=corpus_build.repairs(),
+            chunks=3,
+            bytes=434,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": None,
+                    "content": "Fetching the report.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -769,6 +1206,17 @@ def ollama_stream_closed_before_done() -> Capture:
             "stream_closed",
             [missing(call(0, "call_cl0sed00", "tail_log",
                           '{"path":"/var/log/app.log","lines":200}'))],
+            model="qwen3:8b",
+            response_id=None,
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=2,
+            bytes=393,
+            frames_after_end=0,
+            detail="the body ended without a done: true line (connection dropped or cut)",
+            declared_tools=None,
         ),
     )
 
@@ -792,6 +1240,17 @@ def ollama_cut_inside_done_line() -> Capture:
         expect=dead_letter(
             "stream_closed",
             [missing(call(0, "call_cutd0ne1", "lookup_order", '{"order_id":"A-20931"}'))],
+            model="qwen3:8b",
+            response_id=None,
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=1,
+            bytes=359,
+            frames_after_end=0,
+            detail="the body ended without a done: true line (connection dropped or cut)",
+            declared_tools=None,
         ),
     )
 
@@ -822,6 +1281,24 @@ def ollama_empty_name_missing_identity() -> Capture:
                 missing(call(0, "call_r3adme00", "read_file", '{"path":"README.md"}')),
                 missing(call(1, "call_n0name00", None, '{"path":"setup.py"}'), "name"),
             ],
+            model="qwen2.5-coder:7b",
+            response_id=None,
+            finish_reason="stop",
+            finish_reasons={"0": "stop"},
+            usage={
+                "total_duration": 1055184992,
+                "load_duration": 18340211,
+                "prompt_eval_count": 160,
+                "prompt_eval_duration": 163413927,
+                "eval_count": 40,
+                "eval_duration": 872180763,
+            },
+            repairs=corpus_build.repairs(empty_identity_ignored=1),
+            chunks=2,
+            bytes=635,
+            frames_after_end=0,
+            detail="call 1 of choice 0 has no name",
+            declared_tools=None,
         ),
     )
 
@@ -941,8 +1418,9 @@ that pins each one is named.
    (`ollama_lines_after_done`).
 9. **An unterminated last line is a cut**, even when it is the start of the done line: the
    body is `stream_closed`, never `malformed_chunk` (`ollama_cut_inside_done_line`).
-10. **Not pinned.** `repairs`, `chunks`, `bytes`, `choices`, `finish_reasons`, `refusal`, the
-    `stream_closed` detail beyond its phrase, and the `error_code` of `load`/`unload` (no
+10. **Pinned as the builder gives them**: `repairs`, `chunks`, `bytes`, `choices`,
+    `finish_reasons`, `refusal` and the `stream_closed` detail, which the rules left to it, are
+    stated by every expectation. **Not pinned**: the `error_code` of `load`/`unload` (no
     capture: both come only for requests with empty messages, and the rules give their finish,
     `other`, not their code).
 
@@ -961,7 +1439,8 @@ that pins each one is named.
 
 
 def readme(captures: list[Capture]) -> str:
-    return INTRO + "\n".join(corpus_build.capture_table(captures)) + "\n\n" + DECISIONS
+    return (INTRO + corpus_build.EVERY_KEY + "\n".join(corpus_build.capture_table(captures))
+            + "\n\n" + DECISIONS)
 
 
 def main() -> None:

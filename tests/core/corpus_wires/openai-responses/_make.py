@@ -5,7 +5,7 @@ Run from the repository root::
     .venv/bin/python tests/core/corpus_wires/openai-responses/_make.py
 
 Each capture is one function below that returns a :class:`Capture`: the raw HTTP body of a
-streamed Responses API call (Server-Sent Events, written byte-exact) and the subset of the
+streamed Responses API call (Server-Sent Events, written byte-exact) and the whole of the
 assembler's record that it must produce.  The wire's shapes come from
 ``shared/reference/wires.md`` §2 and ``shared/reference/shapes-2026.md`` (beside the
 repository); the record rules from issue 13 ("Every streaming wire, one record").  Where those
@@ -254,25 +254,27 @@ class Responses:
         self,
         output_index: int,
         item_id: str,
-        call_id: str,
+        call_id: str | None,
         name: str,
         deltas: list[str],
         *,
         extra: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """A function_call item the way OpenAI streams it: added, deltas, .done, item done."""
+        """A function_call item the way OpenAI streams it: added, deltas, .done, item done
+        (``call_id`` None: a server that leaves the key out of both items)."""
         arguments = "".join(deltas)
         fields = extra or {}
+        identity = {} if call_id is None else {"call_id": call_id}
         self.added(output_index, {
             "id": item_id, "type": "function_call", "status": "in_progress",
-            "arguments": "", "call_id": call_id, "name": name, **fields,
+            "arguments": "", **identity, "name": name, **fields,
         })
         for piece in deltas:
             self.args_delta(output_index, item_id, piece)
         self.args_done(output_index, item_id, name, arguments)
         item = {
             "id": item_id, "type": "function_call", "status": "completed",
-            "arguments": arguments, "call_id": call_id, "name": name, **fields,
+            "arguments": arguments, **identity, "name": name, **fields,
         }
         self.item_done(output_index, item)
         return item
@@ -422,6 +424,24 @@ def single_function_call() -> Capture:
                 "output_tokens_details": {"reasoning_tokens": 64},
                 "total_tokens": 412,
             },
+            model="gpt-5-2025-08-07",
+            response_id="resp_68c2f1a04e5c8193a0f1d6b2e9c47a3d0b5e8f1c2a4d6b7e",
+            finish_reasons={"0": "completed"},
+            repairs=corpus_build.repairs(),
+            chunks=17,
+            bytes=7212,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -455,6 +475,24 @@ def plain_text_answer() -> Capture:
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": 60,
             },
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_0d9a4b7e2c1f8193b6a0e3d5c7f9a1b2c4d6e8f0a2b4c6d8",
+            finish_reasons={"0": "completed"},
+            repairs=corpus_build.repairs(),
+            chunks=12,
+            bytes=5971,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": "The capital of France is Paris.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -481,6 +519,33 @@ def no_argument_call() -> Capture:
             finish="tool_calls",
             finish_reason="completed",
             tool_calls=[call(0, "call_Hn4kP7wQ2sX9mT1vB6cR3zLe", "get_current_time", "{}", True)],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_5e1b8c3d7a9f8193a2c4e6b8d0f1a3c5e7b9d1f3a5c7e9b1",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 61,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 12,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 73,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=7,
+            bytes=4315,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -525,6 +590,26 @@ def parallel_function_calls() -> Capture:
                 "output_tokens_details": {"reasoning_tokens": 64},
                 "total_tokens": 471,
             },
+            model="gpt-5-2025-08-07",
+            response_id="resp_7a2c9e4f1b3d8193a5b7c9d1e3f5a7b9c1d3e5f7a9b1c3d5",
+            finish_reasons={"0": "completed"},
+            repairs=corpus_build.repairs(),
+            chunks=21,
+            bytes=8629,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -571,6 +656,33 @@ def interleaved_argument_deltas() -> Capture:
                      '{"city":"Paris","unit":"celsius"}', True),
                 call(1, "call_9a3e5c7b2d4f6a8b", "get_current_time", "{}", True),
             ],
+            model="gpt-oss-120b",
+            response_id="resp_c41e7a9b2d5f4c6e8a0b1d3f5e7a9c2b",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 144,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 31,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 175,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=10,
+            bytes=5592,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -620,6 +732,36 @@ def reasoning_summary_between_calls() -> Capture:
                 call(1, "call_Xc2vB5nM8qW1eR4tY7uI0oPa", "search_docs",
                      '{"query":"rain gear"}', True),
             ],
+            model="gpt-5-2025-08-07",
+            response_id="resp_2b9d4f6a8c1e8193a3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 402,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 388,
+                "output_tokens_details": {"reasoning_tokens": 320},
+                "total_tokens": 790,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=37,
+            bytes=14572,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": (
+                        "**Checking the weather**\n\nThe user wants to know whether to pack an "
+                        "umbrella.**Choosing a source**\n\nI'll ask the weather tool for Lisbon "
+                        "first.**Looking up the packing list**\n\nThe docs may list rain gear."
+                    ),
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -672,6 +814,32 @@ def web_search_then_client_call() -> Capture:
                 0, "web_search_call", "ws_9e3a5c7c2e3a8193b6d8f0a2c4e6b8d0f2a4c6e8b0d2f4a6",
                 None, '{"type":"search","query":"Lisbon ferry timetable Cacilhas"}',
                 "completed")],
+            model="gpt-5-2025-08-07",
+            response_id="resp_9e3a5c7b1d2f8193a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 9120,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 176,
+                "output_tokens_details": {"reasoning_tokens": 96},
+                "total_tokens": 9296,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=21,
+            bytes=9155,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": "Ferries to Cacilhas leave every 20 minutes. Saving that now.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -723,6 +891,26 @@ def max_output_tokens_open_call() -> Capture:
                 "output_tokens_details": {"reasoning_tokens": 224},
                 "total_tokens": 460,
             },
+            model="gpt-5-2025-08-07",
+            response_id="resp_4c8e0a2b6d9f8193a6b8d0f2a4c6e8b0d2f4a6c8e0b2d4f6",
+            finish_reasons={"0": "max_output_tokens"},
+            repairs=corpus_build.repairs(),
+            chunks=9,
+            bytes=5128,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "max_output_tokens",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -765,6 +953,25 @@ def failed_server_error_partial_arguments() -> Capture:
             withheld=[call(0, "call_Ns1dF4gH7jK0lZ3xC6vB9mQw", "search_docs",
                            '{"query":"refund po', False)],
             usage=None,
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_6d0f2b4c8e1a8193a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8",
+            finish_reasons={"0": "failed"},
+            repairs=corpus_build.repairs(),
+            chunks=6,
+            bytes=4025,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "failed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -808,6 +1015,25 @@ def error_event_then_completed() -> Capture:
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": 96,
             },
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_8f2b4d6e0a3c8193a0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0",
+            finish_reasons={"0": "completed"},
+            repairs=corpus_build.repairs(),
+            chunks=9,
+            bytes=5147,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -837,7 +1063,22 @@ def error_event_then_nothing() -> Capture:
         expect=dead_letter("stream_closed", [
             missing(call(0, "call_Mq7wE0rT3yU6iO9pA2sD5fGh", "write_file",
                          '{"path":"out/report.csv",', False)),
-        ]),
+        ],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_1a3c5e7f9b2d8193a2c4e6f8b0d2a4c6e8f0b2d4a6c8e0f2",
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=5,
+            bytes=2811,
+            frames_after_end=0,
+            detail=(
+                "the body ended without response.completed, response.incomplete or response.failed "
+                "(connection dropped or cut)"
+            ),
+            declared_tools=None,
+        ),
     )
 
 
@@ -867,6 +1108,25 @@ def error_event_then_failed() -> Capture:
             error_code="INVALID_PROMPT",
             error_message=message,
             usage=None,
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_f1a3c5e7b9d08193a2b4c6d8e0f2a4b6c8d0e2f4a6b8c0d2",
+            finish_reasons={"0": "failed"},
+            repairs=corpus_build.repairs(),
+            chunks=4,
+            bytes=2604,
+            frames_after_end=0,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "failed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -895,6 +1155,33 @@ def incomplete_content_filter() -> Capture:
             finish_reason="content_filter",
             error_code="CONTENT_FILTER",
             content="Here is how the",
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_3c5e7a9b1d4f8193a4e6a8c0b2d4f6a8c0e2b4d6f8a0c2e4",
+            finish_reasons={"0": "content_filter"},
+            usage={
+                "input_tokens": 38,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 4,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 42,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=10,
+            bytes=4577,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "content_filter",
+                    "content": "Here is how the",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -936,6 +1223,31 @@ def refusal_content_part() -> Capture:
             error_code="REFUSAL",
             refusal="I'm sorry, I can't help with that.",
             reasoning=None,
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_5e7a9c1d3f6b8193a6a8c0e2f4b6d8a0c2e4f6b8d0a2c4e6",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 95,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 11,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 106,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=11,
+            bytes=4674,
+            frames_after_end=0,
+            error_message=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": "I'm sorry, I can't help with that.",
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -971,6 +1283,33 @@ def data_only_frames() -> Capture:
             content="Checking Madrid.",
             tool_calls=[call(0, "call_Rt8yU1iO4pA7sD0fG3hJ6kLz", "get_weather",
                              '{"city":"Madrid","unit":"celsius"}', True)],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_7a9c1e3f5b8d8193a8c0e2a4b6d8f0a2c4e6b8d0f2a4c6e8",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 70,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 24,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 94,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=15,
+            bytes=6555,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": "Checking Madrid.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -999,6 +1338,32 @@ def crlf_framing() -> Capture:
             finish_reason="completed",
             content="Il fait très beau à Zürich.",
             reasoning="**Translating**\n\nA short French sentence about the weather.",
+            model="gpt-5-2025-08-07",
+            response_id="resp_9c1e3a5b7d0f8193a0e2c4a6b8d0f2e4a6c8b0d2f4e6a8c0",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 21,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 40,
+                "output_tokens_details": {"reasoning_tokens": 28},
+                "total_tokens": 61,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=18,
+            bytes=7105,
+            frames_after_end=0,
+            error_message=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": "Il fait très beau à Zürich.",
+                    "reasoning": "**Translating**\n\nA short French sentence about the weather.",
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1035,6 +1400,26 @@ def openrouter_done_trailer() -> Capture:
                 "output_tokens_details": {"reasoning_tokens": 16},
                 "total_tokens": 118,
             },
+            model="openai/gpt-5",
+            response_id="gen-1794701516-Qw3Er5Ty7Ui9Op1As3Df",
+            finish_reasons={"0": "completed"},
+            repairs=corpus_build.repairs(),
+            chunks=8,
+            bytes=4432,
+            frames_after_end=1,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1060,7 +1445,35 @@ def frames_after_terminal_ignored() -> Capture:
         shape="trailing frames after response.completed (stray delta, non-JSON frame)",
         proves="nothing after the terminal event is applied or judged malformed",
         body=r.body(trailer=trailer),
-        expect=assembled(finish="stop", finish_reason="completed", content="Done."),
+        expect=assembled(finish="stop", finish_reason="completed", content="Done.",
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_b3d5f7a9c1e48193a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 12,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 2,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 14,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=9,
+            bytes=4466,
+            frames_after_end=2,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": "Done.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
+        ),
     )
 
 
@@ -1100,6 +1513,33 @@ def delta_before_output_item_added() -> Capture:
             finish_reason="completed",
             tool_calls=[call(0, "call_Kd9fG2hJ5kL8zX1cV4bN7mQa", "search_docs",
                              '{"query":"invoice export"}', True)],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_d5f7a9b1c3e68193a8e0c2b4d6f8a0c2e4b6d8f0a2c4e6b8",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 66,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 15,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 81,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=9,
+            bytes=4965,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1132,6 +1572,33 @@ def arguments_only_in_done_event() -> Capture:
             finish_reason="completed",
             tool_calls=[call(0, "call_Fs2gH5jK8lZ1xC4vB7nM0qWe", "get_weather",
                              '{"city":"Rome","unit":"celsius"}', True)],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_f7a9b1c3d5e88193a0c2e4b6d8f0a2c4e6b8d0f2a4c6e8b0",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 73,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 18,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 91,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=6,
+            bytes=4448,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1162,6 +1629,33 @@ def arguments_only_on_output_item_done() -> Capture:
             finish_reason="completed",
             tool_calls=[call(0, "call_Wa3sD6fG9hJ2kL5zX8cV1bNm", "write_file",
                              '{"path":"todo.txt","content":"buy milk"}', True)],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_a9b1c3d5e7f08193a2e4c6b8d0f2a4e6c8b0d2f4a6e8c0b2",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 80,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 22,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 102,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=5,
+            bytes=4127,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1209,6 +1703,33 @@ def rotating_item_ids() -> Capture:
                 call(1, "call_58231708", "get_weather", '{"city":"Lima","unit":"celsius"}',
                      True),
             ],
+            model="grok-4-fast",
+            response_id="resp_e1f3a5b7c9d28193a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d4",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 101,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 36,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 137,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=13,
+            bytes=5929,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1268,6 +1789,33 @@ def duplicated_sequence_numbers() -> Capture:
             content="Looking up Nairobi.",
             tool_calls=[call(0, "call_Jh6kL9zX2cV5bN8mQ1wE4rTy", "get_weather",
                              '{"city":"Nairobi","unit":"celsius"}', True)],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_0b2d4f6a8c1e8193a6c8e0a2b4d6f8c0e2a4b6d8f0c2e4a6",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 84,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 27,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 111,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=15,
+            bytes=8775,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": "Looking up Nairobi.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1301,6 +1849,33 @@ def item_without_id_or_status() -> Capture:
             finish="tool_calls",
             finish_reason="completed",
             tool_calls=[call(0, "call_qw_4f1a9c", "search_docs", '{"query":"sso setup"}', True)],
+            model="qwen3-coder-480b",
+            response_id="resp_2d4f6a8b0c3e4a5b",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 59,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 14,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 73,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=8,
+            bytes=3922,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1351,6 +1926,33 @@ def custom_tool_call_apply_patch() -> Capture:
                 '*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n'
                 '-    print("hi")\n+    print("hello")\n*** End Patch',
                 False, type_="custom")],
+            model="gpt-5.1-2025-11-13",
+            response_id="resp_4f6a8c0d2e5b8193a8e0c2a4d6f8b0c2e4a6d8f0b2c4e6a8",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 512,
+                "input_tokens_details": {"cached_tokens": 384},
+                "output_tokens": 47,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 559,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=10,
+            bytes=5227,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1423,6 +2025,32 @@ def mcp_list_tools_and_call() -> Capture:
                             '"question":"transports?"}',
                             "completed"),
             ],
+            model="gpt-5-2025-08-07",
+            response_id="resp_6a8c0e2f4b7d8193a0c2e4f6b8d0a2c4e6f8b0d2a4c6e8f0",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 1450,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 96,
+                "output_tokens_details": {"reasoning_tokens": 32},
+                "total_tokens": 1546,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=21,
+            bytes=9894,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": "It supports stdio, SSE and Streamable HTTP.",
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1474,6 +2102,32 @@ def mcp_approval_request_only() -> Capture:
                             "ask_question",
                             '{"repoName":"openai/codex","question":"sandbox modes?"}', None),
             ],
+            model="gpt-5-2025-08-07",
+            response_id="resp_8c0e2a4b6d9f8193a2e4a6c8b0d2f4e6a8c0b2d4f6e8a0c2",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 1310,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 58,
+                "output_tokens_details": {"reasoning_tokens": 32},
+                "total_tokens": 1368,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=9,
+            bytes=5404,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
         ),
     )
 
@@ -1522,6 +2176,33 @@ def namespace_caller_async_fields() -> Capture:
                      '{"city":"Porto","unit":"celsius"}', True,
                      provider_fields={"caller": {"type": "direct"}}),
             ],
+            model="gpt-5.1-2025-11-13",
+            response_id="resp_ae0c2e4f6a8b8193a4c6e8a0b2d4f6c8e0a2b4d6f8c0e2a4",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 640,
+                "input_tokens_details": {"cached_tokens": 512},
+                "output_tokens": 58,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 698,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=13,
+            bytes=7684,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1553,7 +2234,93 @@ def call_without_call_id() -> Capture:
         expect=dead_letter("missing_identity", [
             missing(call(0, None, "get_weather", '{"city":"Quito","unit":"celsius"}', True),
                     "id"),
-        ]),
+        ],
+            model="llama-4-maverick",
+            response_id="resp_c2e4a6b8d0f1a3c5",
+            finish_reason="completed",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 71,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 16,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 87,
+            },
+            repairs=corpus_build.repairs(empty_identity_ignored=2),
+            chunks=7,
+            bytes=4368,
+            frames_after_end=0,
+            detail="call 0 of choice 0 has no id",
+            declared_tools=None,
+        ),
+    )
+
+
+#: The response id that seeds the synthesized ids of ``call_ids_synthesized`` (offline: no
+#: request id, so the response id; the spec's formula, ``corpus_build.synthesized_id``).
+SYNTHESIZED_SEED = "resp_d3f5b7c9e1a2b4d6"
+
+
+@case
+def call_ids_synthesized() -> Capture:
+    # The server of call_without_call_id, two calls, run with synthesize_ids on (the operator's
+    # opt-in, which applies to every wire: Decision 12).  Call 0's items say call_id "", call
+    # 1's leave the key out; neither item id (fc_…) stands in.  Each call ends without an id,
+    # so each gets the id seeded by the response id and its ordinal:
+    #   "call_tw_" + sha256("toolwire/call-id/resp_d3f5b7c9e1a2b4d6/0/{0,1}")[:24],
+    # distinct per call, the same on every replay, each flagged id_synthesized; then the calls
+    # are executable: completed -> finish tool_calls.  Repairs: ids_synthesized 2; call 0's ""
+    # is offered twice (output_item.added, and output_item.done while it still has no id) ->
+    # empty_identity_ignored 2; a key never sent is not counted.
+    r = Responses(SYNTHESIZED_SEED, "llama-4-maverick", 1794702731, [WEATHER_TOOL],
+                  obfuscation=False)
+    r.start()
+    one = r.function_call(0, "fc_d3f5b7c9e1a2b4d6_0", "", "get_weather",
+                          ['{"city":"Quito",', '"unit":"celsius"}'])
+    two = r.function_call(1, "fc_d3f5b7c9e1a2b4d6_1", None, "get_weather",
+                          ['{"city":"Lima","unit":"celsius"}'])
+    r.completed([one, two], usage(74, 0, 31, 0, 105))
+    return Capture(
+        description="Two function calls without a call_id (\"\" and absent), synthesis on.",
+        source=f"{SPEC_ONLY}; call_id vs item id: {IDENTITY}",
+        shape="compatible server: call_id \"\" then no call_id, item ids present "
+        "(synthesize_ids on)",
+        proves="with synthesis on, each call without a call_id gets the id seeded by the "
+        "response id and its ordinal (distinct, deterministic), flagged id_synthesized; the "
+        "fc_ item id never stands in",
+        body=r.body(),
+        synthesize_ids=True,
+        expect=assembled(
+            finish="tool_calls",
+            finish_reason="completed",
+            tool_calls=[
+                call(0, corpus_build.synthesized_id(SYNTHESIZED_SEED, 0, 0), "get_weather",
+                     '{"city":"Quito","unit":"celsius"}', True, id_synthesized=True),
+                call(1, corpus_build.synthesized_id(SYNTHESIZED_SEED, 0, 1), "get_weather",
+                     '{"city":"Lima","unit":"celsius"}', True, id_synthesized=True),
+            ],
+            usage=usage(74, 0, 31, 0, 105),
+            repairs=corpus_build.repairs(empty_identity_ignored=2, ids_synthesized=2),
+            model="llama-4-maverick",
+            response_id="resp_d3f5b7c9e1a2b4d6",
+            finish_reasons={"0": "completed"},
+            chunks=12,
+            bytes=5688,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
+        ),
     )
 
 
@@ -1579,6 +2346,33 @@ def arguments_not_json() -> Capture:
             finish_reason="completed",
             tool_calls=[call(0, "call_Ek1aS4dF7gH0jK3lZ6xC9vBn", "get_weather",
                              '{"city":"Seoul","unit":"celsius"', False)],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_e4a6c8d0f2b38193a6e8c0a2d4b6f8e0c2a4d6b8f0e2c4a6",
+            finish_reasons={"0": "completed"},
+            usage={
+                "input_tokens": 68,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 14,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 82,
+            },
+            repairs=corpus_build.repairs(),
+            chunks=8,
+            bytes=4959,
+            frames_after_end=0,
+            error_message=None,
+            reasoning=None,
+            refusal=None,
+            choices=[
+                {
+                    "choice": 0,
+                    "finish_reason": "completed",
+                    "content": None,
+                    "reasoning": None,
+                    "refusal": None,
+                },
+            ],
+            server_tool_calls=[],
         ),
     )
 
@@ -1605,7 +2399,19 @@ def non_json_frame() -> Capture:
         expect=dead_letter("malformed_chunk", [
             missing(call(0, "call_Fl2sD5fG8hJ1kL4zX7cV0bNq", "get_weather",
                          '{"city":"Hanoi",', False)),
-        ]),
+        ],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_a6c8e0f2b4d58193a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8",
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=4,
+            bytes=2742,
+            frames_after_end=0,
+            declared_tools=None,
+        ),
+        unstated=corpus_build.PARSER_DETAIL,
     )
 
 
@@ -1631,7 +2437,24 @@ def delta_for_item_never_added() -> Capture:
         expect=dead_letter("malformed_chunk", [
             missing(call(0, "call_Gm3dF6gH9jK2lZ5xC8vB1nMw", "get_weather",
                          '{"city":"Lagos","unit":"celsius"}', True)),
-        ]),
+        ],
+            model="gpt-4.1-2025-04-14",
+            response_id="resp_c8e0a2b4d6f78193a0e2c4b6d8f0a2e4c6b8d0f2a4e6c8b0",
+            finish_reason=None,
+            finish_reasons={"0": None},
+            usage=None,
+            repairs=corpus_build.repairs(),
+            chunks=8,
+            bytes=4980,
+            frames_after_end=0,
+            detail=(
+                "a delta for output_index 1, whose item never started: "
+                "{\"type\":\"response.completed\",\"sequence_number\":7,\"response\":{\"id\":\"resp"
+                "_c8e0a2b4d6f78193a0e2c4b6d8f0a2e4c6b8d0f2a4e6c8b0\",\"object\":\"response\",\"crea"
+                "ted_at\":1794703031,\"status\":\"completed\",\"background\":…"
+            ),
+            declared_tools=None,
+        ),
     )
 
 
@@ -1668,7 +2491,6 @@ Every assembled expectation states `outcome`, `wire`, `finish`, `finish_reason`,
 `error_code`, `retryable`, `content`, `tool_calls` and `withheld_tool_calls` (plus `reasoning`,
 `refusal`, `usage`, `server_tool_calls`, `error_message` where the capture is about them);
 every dead letter states `outcome`, `wire`, `reason` and `calls` (each with `missing`).
-`chunks`, `bytes` and `repairs` are not asserted (Decision 18).
 """
 
 DECISIONS = """\
@@ -1729,8 +2551,12 @@ should implement them or change the captures that rest on them (named in bracket
 12. **No id synthesis by this wire itself** (unlike Gemini, whose ids it always synthesizes):
     a Responses call with an empty or absent `call_id` is `missing_identity` with `id` null,
     and the item id (`fc_…`) never stands in for it. Only the opt-in `Options.synthesize_ids`
-    (the Chat Completions 2026 rule, which applies to every wire) makes one.
-    [call_without_call_id]
+    (the Chat Completions 2026 rule, which applies to every wire) makes one: with it, every
+    call that ends without an id (`call_id` `""` or absent) gets `"call_tw_" +
+    sha256("toolwire/call-id/{seed}/0/{index}")[:24]`, seeded offline by the response id
+    (the only values of the corpus computed: a sha256 is not worked out by hand), flagged
+    `id_synthesized`.
+    [call_without_call_id, call_ids_synthesized]
 13. **`wire` is in dead letters too** (`"openai-responses"`), as in assembled records.
 14. **A repeated `sequence_number`**: the first event with that number is applied, every later
     one is dropped whatever it carries. [duplicated_sequence_numbers]
@@ -1743,10 +2569,11 @@ should implement them or change the captures that rest on them (named in bracket
     the body; if no item is added at that index by the terminal event, the response is a
     `malformed_chunk` dead letter whose `calls` are the calls that did start.
     [delta_before_output_item_added, delta_for_item_never_added]
-18. **Counters are not asserted**: `chunks`, `bytes` and `repairs` (the Chat Completions repair
-    counters) are left to the wire's builder; trailing frames after the terminal event are
-    "counted" by whatever counter the builder chooses. [frames_after_terminal_ignored,
-    openrouter_done_trailer]
+18. **Counters are the builder's**: `chunks`, `bytes` and `repairs` (the Chat Completions repair
+    counters) were left to the wire's builder, and trailing frames after the terminal event to
+    whatever counter it chose (`frames_after_end`); they were not asserted until every key of
+    the record was required, and are now stated as the builder gives them.
+    [frames_after_terminal_ignored, openrouter_done_trailer]
 19. **Dead-letter `calls`** for `stream_closed` and `malformed_chunk` are the client calls as far
     as they were assembled when the body ended or broke, in index order, each with `missing`.
     [error_event_then_nothing, non_json_frame]
@@ -1794,7 +2621,8 @@ NOT_COVERED = """\
 
 
 def readme(captures: list[Capture]) -> str:
-    lines = [INTRO, *corpus_build.capture_table(captures)]
+    lines = [INTRO + "\n" + corpus_build.EVERY_KEY.rstrip("\n"), "",
+             *corpus_build.capture_table(captures)]
     return "\n".join(lines) + "\n\n" + DECISIONS + "\n" + CHANGED + "\n" + NOT_COVERED
 
 
