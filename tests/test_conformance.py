@@ -97,6 +97,18 @@ def _published(capture: Capture, crash_after: int | None) -> dict[str, Any]:
 ALL = [capture for wire in SUPPORTED_WIRES for capture in corpus_of(wire)]
 
 
+def test_every_wire_tells_its_own_bodies_under_auto() -> None:
+    """The detection table is the wires themselves (``Wire.recognizes``, their framings): every
+    wire says how ``auto`` tells it, and each capture of each wire gives, read under ``auto``,
+    the record it gives named."""
+    differ = [f"{c.options.wire}/{c.name}" for c in ALL
+              if assemble(c.body, dataclasses.replace(c.options, wire="auto"))
+              != assemble(c.body, c.options)]
+    assert differ == []
+    for wire in SUPPORTED_WIRES.values():
+        assert "recognizes" in vars(wire), f"{wire.name} does not say how auto tells it"
+
+
 @pytest.mark.parametrize("capture", ALL, ids=[f"{c.options.wire}/{c.name}" for c in ALL])
 def test_every_expectation_states_every_key_of_its_record(capture: Capture) -> None:
     """A key the record has and the expectation leaves out is checked by no capture (as
@@ -156,7 +168,7 @@ class Tally(Wire):
     def apply(self, asm: WireTarget, events: list[bytes]) -> None:
         for line in events:
             event = parse_object(line)
-            asm.chunks += 1
+            asm.events += 1
             choice = asm.choices.get(0) or asm.new_choice(0)
             if "end" in event:
                 choice.finish_reason = str(event["end"])

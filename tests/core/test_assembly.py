@@ -140,7 +140,7 @@ def test_input_after_a_dead_letter_is_counted_but_not_applied() -> None:
     asm = new_assembler()
     asm.feed(body(b"oops", done=False))
     asm.feed(body(chunk(content="later"), done=False))
-    assert asm.failure is not None and asm.chunks == 0
+    assert asm.failure is not None and asm.events == 0
     assert asm.body_bytes == len(body(b"oops", done=False)) + len(body(chunk(content="later"),
                                                                        done=False))
 

@@ -119,7 +119,7 @@ def test_the_chat_wire_ends_on_done_and_reads_nothing_after_it() -> None:
     asm = new_assembler()
     asm.feed(b'data: {"choices":[]}\n\ndata: [DONE]\n\ndata: not json\n\n')
     assert asm.failure is None and asm.ended and asm.framer.closed
-    assert asm.chunks == 1
+    assert asm.events == 1
     asm.feed(b"data: later\n\n")  # ignored too
     assert asm.failure is None and asm.end()
 

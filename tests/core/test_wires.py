@@ -129,7 +129,7 @@ class Lines(Wire):
                 asm.end_body()
                 return
             offered_id, name, arguments, finish = orjson.loads(event)
-            asm.chunks += 1
+            asm.events += 1
             choice = asm.choices.get(0) or asm.new_choice(0)
             asm.apply_call(event, 0, choice, 0, offered_id, ABSENT if name is None else name,
                            arguments)

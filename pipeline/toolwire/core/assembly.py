@@ -175,10 +175,10 @@ class Assembler:
         "body_bytes",
         "calls",
         "choices",
-        "chunks",
         "end_without_done",
         "ended",
         "error",
+        "events",
         "failure",
         "framer",
         "limits",
@@ -218,7 +218,10 @@ class Assembler:
         self.usage: dict[str, object] | None = None
         self.model: str | None = None
         self.response_id: str | None = None
-        self.chunks = 0
+        #: Provider events read (SSE events, NDJSON lines, event-stream messages, JSON-array
+        #: elements): the record's ``chunks``. Not the Kafka messages the body came in, which
+        #: the ``chunk-seq`` header numbers.
+        self.events = 0
         self.body_bytes = 0
         #: Set when the response is already known to be a dead letter; later input is ignored.
         self.failure: DeadLetter | None = None
@@ -260,10 +263,10 @@ class Assembler:
             # Whatever raised, this response can no longer be trusted as a whole: it fails
             # here, once, rather than lose a chunk and publish the rest. Never the payload in
             # the log: it may hold secrets.
-            log.error("internal error applying chunk %d: %s", self.chunks,
+            log.error("internal error applying event %d: %s", self.events,
                       type(exc).__name__, exc_info=True)
             self.failure = InternalError(
-                f"{type(exc).__name__} while applying chunk {self.chunks} "
+                f"{type(exc).__name__} while applying event {self.events} "
                 "(a Toolwire fault or input no rule names; see the worker log)")
 
     def _frame(self, data: bytes) -> None:

@@ -134,7 +134,7 @@ class Processor:
             return self._malformed_message(msg, session_id, request_id, fault)
         assert request_id is not None and session_id is not None and seq is not None
         try:
-            return self._chunk(msg, request_id, session_id, seq, wire)
+            return self._body_message(msg, request_id, session_id, seq, wire)
         except Exception as exc:
             # Whatever failed, the response fails whole, with its raw chunks: never drop this
             # chunk and go on assembling the rest (that would publish a call missing a part).
@@ -237,10 +237,12 @@ class Processor:
         """The three tables behind their write-behind caches (chunks, responses, quarantine)."""
         return self.store.tables
 
-    # -- a response's life: chunks -----------------------------------------------------------
+    # -- a response's life: its messages ----------------------------------------------------
 
-    def _chunk(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
-               wire: str) -> list[Output]:
+    def _body_message(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
+                      wire: str) -> list[Output]:
+        """One input message of a response: a slice of its body, ``chunk-seq`` ``seq``
+        (the topic's "chunk": a Kafka message, not a provider event)."""
         live = self.live.get(request_id)  # an open response in memory is not decided
         if live is None:
             state = None if request_id in self.pending else self.store.responses.get(request_id)
@@ -381,7 +383,7 @@ class Processor:
     def _fail_internal(self, msg: InputMessage, request_id: str, session_id: str, seq: int,
                        wire: str, exc: Exception) -> list[Output]:
         """The dead letter of a response whose handling raised, covering all its chunks."""
-        detail = (f"{type(exc).__name__} while handling chunk {seq} "
+        detail = (f"{type(exc).__name__} while handling message {seq} (chunk-seq) "
                   "(a Toolwire fault or input no rule names; see the worker log)")
         live = self.live.get(request_id)
         if live is not None:

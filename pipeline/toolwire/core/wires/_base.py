@@ -114,8 +114,8 @@ class WireTarget(Protocol):
     def response_id(self) -> str | None: ...
 
     # -- the slots a wire writes -----------------------------------------------------------
-    #: Events read (a wire counts each it parses).
-    chunks: int
+    #: Events read (a wire counts each it parses): the record's ``chunks``.
+    events: int
     #: The provider's error inside the stream (set by :meth:`end_body`; a wire whose API
     #: states an error without ending the body sets it here).
     error: ProviderError | None

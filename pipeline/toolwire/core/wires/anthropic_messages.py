@@ -212,7 +212,7 @@ class AnthropicMessages(Wire):
             if type(payload) is not bytes:  # a named event: orjson reads only ``bytes``
                 payload = bytes(payload)
             event = cast(WireEvent, parse_object(payload))  # a JSON object, or malformed
-            asm.chunks += 1
+            asm.events += 1
             kind = event.get("type")
             if kind == "content_block_delta":  # most of a stream: first
                 self._delta(asm, event)

@@ -123,7 +123,7 @@ class BedrockConverse(Wire):
         for message in events:
             if type(message) is not EventMessage:  # the framer gives nothing else
                 raise malformed(message, "not an event-stream message")
-            asm.chunks += 1
+            asm.events += 1
             if message.header(":message-type") != "event":
                 asm.end_body(bedrock_error(message))
                 asm.ended_on(message)

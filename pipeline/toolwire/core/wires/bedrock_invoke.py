@@ -74,7 +74,7 @@ class BedrockInvoke(Wire):
             if type(message) is not EventMessage:  # the framer gives nothing else
                 raise malformed(message, "not an event-stream message")
             if message.header(":message-type") != "event":
-                asm.chunks += 1
+                asm.events += 1
                 asm.end_body(bedrock_error(message))
                 asm.ended_on(message)
                 return

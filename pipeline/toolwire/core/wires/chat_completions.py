@@ -242,7 +242,7 @@ def apply_chunk(asm: WireTarget, chunk: WireChunk) -> None:
     fault (see :meth:`ChatCompletions.apply`). Checking every type up front would cost the hot
     path as much as the walk itself.
     """
-    asm.chunks += 1
+    asm.events += 1
     if asm.model is None or asm.response_id is None:
         asm.name_response(chunk.get("id"), chunk.get("model"))
     usage = chunk.get("usage")

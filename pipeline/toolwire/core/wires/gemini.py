@@ -344,7 +344,7 @@ class Gemini(Wire):
                 raise malformed(payload, f"not JSON ({exc.args[0]})") from None
             if type(chunk) is not dict:
                 raise malformed(payload, "not a JSON object")
-            asm.chunks += 1
+            asm.events += 1
             if not named:
                 self._envelope(asm, chunk)
                 named = asm.response_id is not None and asm.model is not None

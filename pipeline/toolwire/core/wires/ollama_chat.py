@@ -97,7 +97,7 @@ class OllamaChat(Wire):
                 raise malformed(line, f"not JSON ({exc.args[0]})") from None
             if type(chunk) is not dict:
                 raise malformed(line, "not a JSON object")
-            asm.chunks += 1
+            asm.events += 1
             if asm.model is None:
                 asm.name_response(None, chunk.get("model"))  # Ollama sends no response id
             choice = asm.choices.get(0) or asm.new_choice(0)

@@ -247,7 +247,7 @@ class OpenAIResponses(Wire):
                 if seq in seen:
                     continue
                 seen.add(seq)
-            asm.chunks += 1
+            asm.events += 1
             kind = event.get("type")
             if type(kind) is not str:
                 if kind is None:
