@@ -109,6 +109,22 @@ def test_every_wire_tells_its_own_bodies_under_auto() -> None:
         assert "recognizes" in vars(wire), f"{wire.name} does not say how auto tells it"
 
 
+def test_the_taps_per_wire_tables_cover_every_wire() -> None:
+    """The tap's tables (a request's wire by its path, what a body holds once its terminal
+    event came) name every registered wire and no other, and each terminal is what the
+    wire's own bodies that end cleanly hold."""
+    from toolwire.tap._tee import TERMINALS, WIRES_BY_PATH
+
+    assert sorted({wire for _, wire in WIRES_BY_PATH}) == sorted(SUPPORTED_WIRES)
+    assert sorted(TERMINALS) == sorted(SUPPORTED_WIRES)
+    for wire in SUPPORTED_WIRES:
+        clean = [c for c in corpus_of(wire) if (r := assemble(c.body, c.options))["outcome"]
+                 == "assembled" and r["error_code"] is None and not c.options.end_without_done]
+        assert clean, wire
+        missing = [c.name for c in clean if not any(t in c.body for t in TERMINALS[wire])]
+        assert missing == [], f"{wire}: clean bodies without a terminal the tap knows"
+
+
 @pytest.mark.parametrize("capture", ALL, ids=[f"{c.options.wire}/{c.name}" for c in ALL])
 def test_every_expectation_states_every_key_of_its_record(capture: Capture) -> None:
     """A key the record has and the expectation leaves out is checked by no capture (as
