@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire.core.errors import MalformedChunk
-from toolwire.core.framing import BOM, LineOversize
-from toolwire.core.framing.json_array import JSONArrayFramer
+from toolwire.core.framing import BOM, LineOversize, NamedEvent
+from toolwire.core.framing.json_array import JSONArrayFramer, ReadElement
 
 # -- a realistic body ----------------------------------------------------------------------
 
@@ -158,7 +158,7 @@ def check_against_reference(body: bytes, slices: list[bytes], limit: int = 1 << 
 def test_a_gemini_body_gives_its_elements_byte_for_byte() -> None:
     events, last = framed(BODY)
     assert events == ELEMENTS and last is None
-    assert [orjson.loads(event) for event in events] == CHUNKS
+    assert [orjson.loads(bytes(event)) for event in events] == CHUNKS
     assert b"\\u00dc" in events[1] and "Tromsø".encode() in events[2]  # escaped, and not
     assert [BODY[a:b] for a, b in reference(BODY)[0]] == ELEMENTS
     assert all(b"\n}" not in element[:-1] for element in ELEMENTS)  # Gemini's layout
@@ -238,7 +238,7 @@ def test_the_same_elements_for_any_array_however_sliced(
     check_against_reference(body, cut(body, points))
     events, last = framed(*cut(body, points))
     assert events == elements and last is None
-    assert [orjson.loads(event) for event in events] == [
+    assert [orjson.loads(bytes(event)) for event in events] == [
         json.loads(element) for element in elements]
     assert [json.loads(element) for element in elements] == objects
 
@@ -487,7 +487,24 @@ def test_opens_tells_a_json_array_by_its_first_character() -> None:
 def test_the_framer_is_named_and_has_no_event_names() -> None:
     framer = JSONArrayFramer(1 << 20, names=True)
     assert JSONArrayFramer.name == "json-array"
-    assert [type(event) for event in framer.feed(BODY)] == [bytes] * 3
+    events = framer.feed(BODY)
+    assert len(events) == 3 and all(isinstance(event, bytes) for event in events)
+    assert not any(isinstance(event, NamedEvent) for event in events)
+
+
+def test_an_element_the_shortcut_read_carries_its_value_and_the_depth_scan_gives_bytes() -> None:
+    """The shortcut's check reads each element's JSON once: the value travels with it
+    (``ReadElement.value``) so the wire does not read it again; it is what the element's bytes
+    read as. An element found by the depth scan (a layout without Gemini's line breaks) is
+    plain bytes, which the wire reads itself."""
+    events = JSONArrayFramer(1 << 20).feed(BODY)
+    assert [type(event) for event in events] == [ReadElement] * 3
+    for event in events:
+        assert isinstance(event, ReadElement) and event.value == orjson.loads(bytes(event))
+    compact = b"[" + b",".join(orjson.dumps(c) for c in CHUNKS) + b"]"
+    plain = JSONArrayFramer(1 << 20).feed(compact)
+    assert [type(event) for event in plain] == [bytes] * len(CHUNKS)
+    assert [orjson.loads(event) for event in plain] == CHUNKS
 
 
 # -- cost -------------------------------------------------------------------------------------

@@ -29,9 +29,11 @@ C) and keeps its state across slices. Gemini's layout allows a shortcut: an elem
 brace is the only ``}`` at the start of a line. The framer takes the next ``\\n}`` as the
 candidate end and accepts it when orjson reads the candidate as one whole JSON value (which,
 starting with ``{``, is then an object whose closing brace is that ``}``: exactly where the depth
-scan would stop). A candidate that does not read is not an error: the depth scan decides, and a
-body whose candidates keep failing (another layout) stops being offered them. The shortcut only
-ever agrees with the reference, so the elements never depend on it.
+scan would stop). What orjson read is not thrown away: the element is given as a
+:class:`ReadElement`, its bytes with the value beside them, so that the wire does not read the
+same JSON a second time. A candidate that does not read is not an error: the depth scan
+decides, and a body whose candidates keep failing (another layout) stops being offered them.
+The shortcut only ever agrees with the reference, so the elements never depend on it.
 
 :meth:`JSONArrayFramer.finish`: ``None`` when the array was closed by its ``]`` (or the framer
 was closed by its wire, or no byte arrived at all); otherwise the body ended before the array
@@ -89,6 +91,19 @@ _AFTER: Final = 3  # after an element: a comma, or ``]``
 _ELEMENT: Final = 4  # inside an element: its bytes are held
 _CLOSED: Final = 5  # after the ``]``: whitespace only
 _FAILED: Final = 6  # an error was raised: nothing more is read
+
+
+class ReadElement(bytes):
+    """An element whose JSON the framer has already read (the shortcut's check): its bytes, as
+    any element's, with :attr:`value` beside them for the wire to take instead of reading the
+    bytes again. Only the shortcut gives these; an element the depth scan found is plain
+    ``bytes``, and a wire reads it as before."""
+
+    #: What orjson read from the element's bytes.
+    value: object
+
+    def __repr__(self) -> str:
+        return f"ReadElement({bytes(self)!r})"
 
 
 def _show(byte: int) -> str:
@@ -270,13 +285,15 @@ class JSONArrayFramer(EventFramer):
                 if pos < stop and stop - pos <= limit:
                     element = data[pos:stop]
                     try:
-                        loads(element)
+                        value = loads(element)
                     except unreadable:
                         self._misses += 1
                         if self._misses >= _MISSES:
                             shortcut = size
                     else:
-                        events.append(element)
+                        read = ReadElement(element)
+                        read.value = value
+                        events.append(read)
                         if data[stop:stop + 4] == _SEPARATOR:
                             pos = stop + 4
                             state = _NEXT
@@ -515,4 +532,4 @@ class JSONArrayFramer(EventFramer):
         return pieces
 
 
-__all__ = ["JSONArrayFramer"]
+__all__ = ["JSONArrayFramer", "ReadElement"]

@@ -51,7 +51,7 @@ from orjson import JSONDecodeError, loads
 
 from toolwire.core.errors import Oversize, malformed
 from toolwire.core.framing import EventFramer
-from toolwire.core.framing.json_array import JSONArrayFramer
+from toolwire.core.framing.json_array import JSONArrayFramer, ReadElement
 from toolwire.core.identity import ABSENT
 from toolwire.core.limits import SHALLOW_JSON_BYTES
 from toolwire.core.wires._base import (
@@ -331,17 +331,23 @@ class Gemini(Wire):
         choices = asm.choices
         named = asm.response_id is not None and asm.model is not None
         for frame in events:
-            payload = frame if type(frame) is bytes else bytes(frame)  # a proxy named it
-            if payload == DONE:  # a gateway's trailer: the end once a finish reason came
-                if self._finished:
-                    self._end(asm)
-                    asm.ended_on(frame)
-                    return
-                continue
-            try:
-                chunk: WireChunk = loads(payload)  # no cast: a call, on the hot path
-            except JSONDecodeError as exc:
-                raise malformed(payload, f"not JSON ({exc.args[0]})") from None
+            chunk: WireChunk
+            payload: bytes
+            if type(frame) is ReadElement:  # the JSON array's framer read it already
+                payload = frame
+                chunk = frame.value  # type: ignore[assignment]  # checked below, as read
+            else:
+                payload = frame if type(frame) is bytes else bytes(frame)  # a proxy named it
+                if payload == DONE:  # a gateway's trailer: the end once a finish reason came
+                    if self._finished:
+                        self._end(asm)
+                        asm.ended_on(frame)
+                        return
+                    continue
+                try:
+                    chunk = loads(payload)  # no cast: a call, on the hot path
+                except JSONDecodeError as exc:
+                    raise malformed(payload, f"not JSON ({exc.args[0]})") from None
             if type(chunk) is not dict:
                 raise malformed(payload, "not a JSON object")
             asm.events += 1
