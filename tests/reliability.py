@@ -12,9 +12,19 @@
   timestamps and the time they were read), so that a test can kill and restart processes
   while traffic flows.
 - :func:`verify`: lost responses, wrong records, records with one idempotency key and different
-  content, identical duplicates; :func:`attribute` names the crash that caused a duplicate
-  (a kill, a broker stop or start, a restart by :class:`Supervised`), or none.
-- Consumer group and worker log readers, and the restart of a local broker on its own ports.
+  content, identical duplicates; :func:`attribute` ties each copy of a duplicate to the
+  process that published it (:func:`tie`: its provenance ``worker``, or, for an assembled
+  record, which carries none, the worker that ran and owned its partition then, per the
+  workers' own logs: :class:`Process`) and names the event *of that process* between the
+  copies that explains it (its kill, its restart by :class:`Supervised`, a rebalance that
+  moved the partition away from it, or a broker event it lived through: :class:`Event`), or
+  none.
+- :class:`Supervised`: a worker restarted on status 75, within a bound per scenario
+  (:class:`RestartBudget`); :func:`check_running`: every worker of a scenario still running
+  or ended as the test expects, at each checkpoint (see :class:`tests.app.support.Worker`).
+- Consumer group and worker log readers (:func:`log_assignments`, :func:`recoveries`: what a
+  worker's log says it was assigned and restored), and the restart of a local broker on its
+  own ports.
 
 Wall-clock times (``time.time()``) are used throughout, since they are compared with Kafka
 timestamps written by the worker's producer on the same machine.
@@ -36,10 +46,10 @@ import signal
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -48,6 +58,7 @@ from aiokafka.errors import KafkaError
 from tests.app.support import (
     Deployment,
     Worker,
+    check_workers,
     provider_for,
     request_chunks,
     with_provider,
@@ -407,12 +418,35 @@ class Seen:
         raw = self.headers.get("request-id")
         return None if raw is None else raw.decode("utf-8", "replace")
 
+    @property
+    def worker(self) -> str | None:
+        """The process that published this record (``hostname:pid``) as the record says:
+        a dead letter's ``provenance.worker`` (or its ``toolwire.errors.worker`` header). An
+        assembled record names no worker (see :func:`tie`)."""
+        provenance = (self.record or {}).get("provenance")
+        if isinstance(provenance, dict) and isinstance(provenance.get("worker"), str):
+            return str(provenance["worker"])
+        raw = self.headers.get(H_ERRORS_WORKER)
+        return raw.decode("utf-8", "replace") if raw else None
+
+    @property
+    def input_partition(self) -> int | None:
+        """The input partition a dead letter says its response was read from."""
+        provenance = (self.record or {}).get("provenance")
+        if isinstance(provenance, dict) and isinstance(provenance.get("partition"), int):
+            return int(provenance["partition"])
+        return None
+
     def content(self) -> bytes:
         """What must be identical in two copies of one response: topic, key and value, less
         the provenance (which names the worker and the time that wrote the copy)."""
         record = {k: v for k, v in (self.record or {}).items() if k != "provenance"}
         return orjson.dumps([self.topic, (self.key or b"").hex(), record],
                             option=orjson.OPT_SORT_KEYS)
+
+
+#: The header of a dead letter that names the worker that wrote it (``hostname:pid``).
+H_ERRORS_WORKER: Final = "toolwire.errors.worker"
 
 
 class Watcher(threading.Thread):
@@ -532,6 +566,9 @@ class Verdict:
     bad_keys: list[str]
     #: Records of no expected request.
     stray: int
+    #: Request → the input partition its messages were sent to (from the plans): where a
+    #: copy's publisher is looked for when the copy names none (:func:`tie`).
+    partitions: dict[str, int] = field(default_factory=dict)
 
     @property
     def duplicate_count(self) -> int:
@@ -582,44 +619,248 @@ def verify(seen: Sequence[Seen], plans: Iterable[Planned],
     return Verdict(expected=len(expected), records=sum(map(len, by_request.values())),
                    lost=sorted(set(expected) - set(by_request)), wrong=sorted(set(wrong)),
                    conflicting=conflicting, conflicts=conflicts, duplicates=duplicates,
-                   bad_keys=sorted(set(bad_keys)), stray=stray)
+                   bad_keys=sorted(set(bad_keys)), stray=stray,
+                   partitions={r: p.partition for r, p in expected.items()})
 
 
-def attribute(duplicates: dict[str, list[Seen]], events: Sequence[tuple[float, str]]
+#: The kinds of :class:`Event`.
+KILL: Final = "kill"
+RESTART: Final = "restart"
+EXIT: Final = "exit"
+REBALANCE: Final = "rebalance"
+CLUSTER: Final = "cluster"
+
+
+class Event(tuple[float, str]):
+    """Something that happened during a scenario: still a ``(wall time, label)`` pair (so
+    lists of events sort, unpack and print as before), and whom it happened to.
+
+    ``worker`` (``hostname:pid``) names the process a kill, a restart (an exit with status 75
+    that its supervisor answered), an exit or a rebalance was of; ``None`` is an event of the
+    cluster (a broker stopped, started or killed) that every process then running lived
+    through. A plain ``(time, label)`` pair is read as such a cluster event. A rebalance
+    names the ``partitions`` (of the input topic) it moved away from ``worker``."""
+
+    worker: str | None
+    kind: str
+    partitions: frozenset[int] | None
+
+    def __new__(cls, at: float, label: str, *, worker: str | None = None,
+                kind: str = CLUSTER, partitions: Iterable[int] | None = None) -> Event:
+        event = super().__new__(cls, (at, label))
+        event.worker = worker
+        event.kind = kind if worker is not None else CLUSTER
+        event.partitions = None if partitions is None else frozenset(partitions)
+        return event
+
+    @property
+    def at(self) -> float:
+        return self[0]
+
+    @property
+    def label(self) -> str:
+        return self[1]
+
+    @classmethod
+    def of(cls, event: tuple[float, str]) -> Event:
+        return event if isinstance(event, Event) else cls(event[0], event[1])
+
+    @classmethod
+    def kill(cls, at: float, label: str, worker: Worker) -> Event:
+        """The test's SIGKILL of ``worker`` at ``at``."""
+        return cls(at, label, worker=worker.name, kind=KILL)
+
+
+#: Seconds either side of a process's life within which a record's Kafka timestamp (whole
+#: milliseconds, cut down) may still be its.
+LIFE_SLACK: Final = 0.002
+
+
+@dataclass(frozen=True)
+class Process:
+    """One worker process as the test saw it: its name (``hostname:pid``, as its records'
+    provenance says), when it ran, and the input partitions it owned when, per its own log
+    (``(since, partitions)``, each assignment in turn: a partition is its from the assignment
+    that gives it until the next one that does not, or the end of the process. Not from
+    the revocation before it: the streams finish what they publish after that line)."""
+
+    name: str
+    started: float
+    ended: float | None = None
+    owned: tuple[tuple[float, frozenset[int]], ...] = ()
+    label: str = ""
+
+    @classmethod
+    def of(cls, worker: Worker, topic: str) -> Process:
+        """``worker``'s life and its assignments of ``topic`` (read from its log now)."""
+        return cls(worker.name, worker.started_at, worker.ended_at,
+                   tuple(log_assignments(worker.log, topic, revocations=False)), worker.label)
+
+    def alive_at(self, at: float) -> bool:
+        return (self.started - LIFE_SLACK <= at
+                and (self.ended is None or at <= self.ended + LIFE_SLACK))
+
+    def owns(self, partition: int, at: float) -> bool | None:
+        """Whether its log says it owned ``partition`` at ``at`` (``None``: no assignment
+        logged by then)."""
+        state: frozenset[int] | None = None
+        for since, parts in self.owned:
+            if since > at:
+                break
+            state = parts
+        return None if state is None else partition in state
+
+
+def processes(workers: Iterable[Worker], topic: str) -> list[Process]:
+    """The :class:`Process` of each worker (their logs read now: call it once they ended)."""
+    return [Process.of(w, topic) for w in workers]
+
+
+def rebalances(procs: Iterable[Process]) -> list[Event]:
+    """Each time a process's log shows input partitions moved away from it (one assignment
+    to the next: what it owned and is no longer given), as an :class:`Event` of that
+    process at the assignment that no longer gives them. For scenarios where a rebalance may
+    publish a response again (a member that lost its partitions without a clean hand-over);
+    a clean rebalance must not, so the broker tests do not count these."""
+    out: list[Event] = []
+    for proc in procs:
+        held: frozenset[int] = frozenset()
+        for since, parts in proc.owned:
+            moved = held - parts
+            if moved:
+                out.append(Event(since, f"rebalance: partitions {sorted(moved)} moved away "
+                                        f"from {proc.name}", worker=proc.name, kind=REBALANCE,
+                                 partitions=moved))
+            held = parts
+    return sorted(out)
+
+
+class Tie(NamedTuple):
+    """Which process published a copy (``None``: not known), and how that is known."""
+
+    worker: str | None
+    how: str
+
+
+#: How a copy is tied to its publisher (:attr:`Tie.how`).
+BY_PROVENANCE: Final = "provenance"
+BY_LIFE: Final = "the only worker running at its timestamp"
+BY_OWNER: Final = "the running worker that owned its partition, per the workers' logs"
+
+
+def tie(copy: Seen, procs: Sequence[Process], partition: int | None = None) -> Tie:
+    """The process that published ``copy``: the one its provenance names (a dead letter);
+    else (an assembled record names no worker: see the module's docstring) the only
+    process of ``procs`` running at its Kafka timestamp, or, with several, the one whose log
+    says it owned ``partition`` (the response's input partition) then."""
+    if copy.worker is not None:
+        return Tie(copy.worker, BY_PROVENANCE)
+    partition = copy.input_partition if partition is None else partition
+    alive = [p for p in procs if p.alive_at(copy.created)]
+    if len(alive) == 1:
+        return Tie(alive[0].name, BY_LIFE)
+    if not alive:
+        return Tie(None, f"no worker of the {len(procs)} given was running at its timestamp")
+    if partition is None:
+        return Tie(None, f"{len(alive)} workers running, its partition unknown")
+    owners = [p for p in alive if p.owns(partition, copy.created)]
+    if len(owners) == 1:
+        return Tie(owners[0].name, BY_OWNER)
+    return Tie(None, f"{len(owners)} of the {len(alive)} running workers owned partition "
+                     f"{partition} then, per their logs")
+
+
+def explains(event: Event, first: Tie, again: Tie, partition: int | None,
+             procs: Mapping[str, Process]) -> bool:
+    """Whether ``event``, between two copies of a response, explains the second: it is an
+    event of the process that published the first copy — its kill, its exit or its restart
+    (and the second copy came from another process), or a rebalance that moved the
+    response's partition away from it — or a cluster event that process lived through (a
+    broker stop or crash: a publish retried across it may land twice)."""
+    if first.worker is None:
+        return False
+    if event.worker is None:
+        proc = procs.get(first.worker)
+        return proc is None or proc.alive_at(event.at)
+    if event.worker != first.worker:
+        return False
+    if event.kind == REBALANCE:
+        return event.partitions is None or (partition is not None
+                                            and partition in event.partitions)
+    # A kill, an exit, a restart: that process published nothing after it.
+    return again.worker != first.worker
+
+
+def _partition_of(request: str, copies: Sequence[Seen],
+                  partitions: Mapping[str, int] | None) -> int | None:
+    if partitions is not None and request in partitions:
+        return partitions[request]
+    return next((p for c in copies if (p := c.input_partition) is not None), None)
+
+
+def attribute(duplicates: dict[str, list[Seen]], events: Sequence[tuple[float, str]], *,
+              processes: Sequence[Process] = (), partitions: Mapping[str, int] | None = None
               ) -> list[dict[str, Any]]:
-    """For each duplicate: the event (a kill, a broker stop or start, a restart by the
-    supervisor: :attr:`Supervised.events`) between its first copy and the next one (the
-    earliest, if several), how long before that event the first copy was published, and how
-    long after it the copy came again. A duplicate with no event in between has ``event``
-    ``None``: delivery is at least once only across such an event, so that is a bug."""
+    """For each duplicate (each copy after the first): which process published each copy
+    (:func:`tie`, with ``processes`` and the requests' input ``partitions``, e.g.
+    :attr:`Verdict.partitions`), and the earliest event between the two copies that
+    :func:`explains` it — one of the process that published the first copy (its kill, its
+    restart by the supervisor, a rebalance that moved the partition away from it) or a broker
+    event it lived through. How long before that event the first copy was published, and how
+    long after it the copy came again. A time window alone explains nothing: ``event`` is
+    ``None`` when no event of that process falls between the copies, or when the first
+    copy cannot be tied to a process (``why`` says which); delivery is at least once only
+    across such an event, so that is a bug."""
+    timeline = sorted(Event.of(e) for e in events)
+    by_name = {p.name: p for p in processes}
     out = []
     for request, copies in sorted(duplicates.items()):
+        partition = _partition_of(request, copies, partitions)
         for first, again in itertools.pairwise(copies):
-            between = [(t, label) for t, label in sorted(events)
-                       if first.created <= t <= again.created]
-            t, label = between[0] if between else (float("nan"), None)
+            tied, tied_again = tie(first, processes, partition), tie(again, processes, partition)
+            between = [e for e in timeline if first.created <= e.at <= again.created]
+            explaining = [e for e in between
+                          if explains(e, tied, tied_again, partition, by_name)]
+            why = None
+            if explaining:
+                t, label = explaining[0].at, explaining[0].label
+            else:
+                t, label = float("nan"), None
+                why = (f"the first copy is tied to no process: {tied.how}"
+                       if tied.worker is None else
+                       f"no event of {tied.worker} between the copies"
+                       + (f" (only {[e.label for e in between]})" if between else ""))
             out.append({"request": request, "event": label,
                         "published_before_event_s": round(t - first.created, 3),
                         "again_after_event_s": round(again.created - t, 3),
-                        "first_offset": first.offset, "again_offset": again.offset})
+                        "first_offset": first.offset, "again_offset": again.offset,
+                        "partition": partition,
+                        "first_worker": tied.worker, "first_tied_by": tied.how,
+                        "again_worker": tied_again.worker, "again_tied_by": tied_again.how,
+                        "why": why})
     return out
 
 
-def copies_of(conflicts: dict[str, list[Seen]], events: Sequence[tuple[float, str]]
+def copies_of(conflicts: dict[str, list[Seen]], events: Sequence[tuple[float, str]], *,
+              processes: Sequence[Process] = (), partitions: Mapping[str, int] | None = None
               ) -> list[dict[str, Any]]:
     """Each response published with different contents: what each copy said, when, by
-    which worker, and the events (kills, stops, restarts) between the copies."""
+    which worker (:func:`tie`), and the events (kills, stops, restarts) between the
+    copies."""
     out = []
     for request, copies in sorted(conflicts.items()):
         first, last = copies[0].created, copies[-1].created
+        partition = _partition_of(request, copies, partitions)
+        ties = [tie(c, processes, partition) for c in copies]
         out.append({
             "request": request,
             "events_between": [label for t, label in events if first <= t <= last],
             "copies": [{"outcome": (c.record or {}).get("outcome"),
                         "reason": (c.record or {}).get("reason"),
                         "detail": str((c.record or {}).get("detail", ""))[:100],
-                        "worker": ((c.record or {}).get("provenance") or {}).get("worker"),
-                        "offset": c.offset, "at": round(c.created, 3)} for c in copies]})
+                        "worker": t.worker, "tied_by": t.how,
+                        "offset": c.offset, "at": round(c.created, 3)}
+                       for c, t in zip(copies, ties, strict=True)]})
     return out
 
 
@@ -657,22 +898,68 @@ def serious_errors(worker: Worker, tolerated: re.Pattern[str] | None = None) -> 
     return [e for e in worker.errors() if tolerated is None or not tolerated.search(e)]
 
 
+class RestartBudget:
+    """The restarts (status 75) one scenario allows its supervisors, and why that many: a
+    worker that exits 75 more often than the scenario's faults explain is in a crash loop,
+    which must fail the test, not be restarted for ever. Shared by every
+    :class:`Supervised` of the scenario."""
+
+    def __init__(self, limit: int | None, reason: str = "") -> None:
+        #: ``None``: no bound (a :class:`Supervised` made without ``max_restarts``).
+        self.limit = limit
+        self.reason = reason
+        #: (wall time, process) of each restart taken, and of each one refused.
+        self.taken: list[tuple[float, str]] = []
+        self.refused: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+
+    def take(self, at: float, worker: str) -> bool:
+        with self._lock:
+            if self.limit is not None and len(self.taken) >= self.limit:
+                self.refused.append((at, worker))
+                return False
+            self.taken.append((at, worker))
+            return True
+
+    @property
+    def exceeded(self) -> bool:
+        return bool(self.refused)
+
+    def describe(self) -> str:
+        return (f"{len(self.taken) + len(self.refused)} status-75 exits, at most "
+                f"{self.limit} restarts allowed ({self.reason or 'no reason given'}); "
+                f"restarts at {[round(t, 3) for t, _ in self.taken]}, refused at "
+                f"{[round(t, 3) for t, _ in self.refused]}")
+
+
 class Supervised:
     """A worker under a process supervisor: one that exits with status 75 (a publish or
     commit fault it cannot get past in its process, see :mod:`toolwire.app.publishing`) is
-    started again, as systemd, Kubernetes or compose ``restart:`` would; any other exit is
-    left as it is (and shows as a worker that died)."""
+    started again, as systemd, Kubernetes or compose ``restart:`` would, at most
+    ``max_restarts`` times (or within a ``budget`` shared by the scenario's supervisors;
+    beyond it the supervisor gives up, as systemd's ``StartLimitBurst`` does, and
+    :meth:`check` fails); any other exit is left as it is, and is a death :meth:`check`
+    reports (with its status and log tail)."""
 
-    def __init__(self, deployment: Deployment, tag: str) -> None:
+    def __init__(self, deployment: Deployment, tag: str, max_restarts: int | None = None, *,
+                 budget: RestartBudget | None = None, reason: str = "",
+                 launcher: Sequence[str] = ("-m", "toolwire.cli")) -> None:
         self.deployment = deployment
         self.tag = tag
-        self.workers = [Worker(deployment, tag)]
+        self.launcher = tuple(launcher)
+        self.budget = budget if budget is not None else RestartBudget(max_restarts, reason)
+        self.workers = [Worker(deployment, tag, launcher)]
         self.exits: list[int] = []
-        #: (wall time, label) of each restart: when the exit was seen, before the next
-        #: worker started. A restart is a kill between two copies of a response, for
-        #: :func:`attribute` (the restarted worker decides pending responses again).
-        self.events: list[tuple[float, str]] = []
+        #: When each restart's exit was seen (before the next worker started).
+        self.restart_times: list[float] = []
+        #: Each restart, as an :class:`Event` of the process that exited (its ``worker``):
+        #: for :func:`attribute`, a restart explains only a duplicate whose first copy that
+        #: process published (the restarted worker decides its pending responses again).
+        self.events: list[Event] = []
+        #: Why the supervisor gave up (a restart beyond the bound), or ``None``.
+        self.failure: str | None = None
         self._stop = threading.Event()
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
 
@@ -690,35 +977,96 @@ class Supervised:
 
     def _watch(self) -> None:
         while not self._stop.wait(0.2):
-            code = self.worker.process.poll()
-            if code is None:
-                continue
-            self.exits.append(code)
-            if code != EXIT_FAULT:
-                return
-            self.events.append((time.time(), f"supervisor restart {len(self.workers)} "
-                                             f"(exit {code})"))
-            self.workers.append(Worker(self.deployment, f"{self.tag}{len(self.workers)}"))
+            with self._lock:
+                if self._stop.is_set() or not self._step():
+                    return
+
+    def _step(self) -> bool:
+        """One look at the current worker; ``False`` once there is nothing more to watch."""
+        worker = self.worker
+        code = worker.process.poll()
+        if code is None:
+            return True
+        if worker.ended is not None:  # killed or stopped by the test: not for a restart
+            return False
+        seen_at = time.time()
+        self.exits.append(code)
+        if code != EXIT_FAULT:
+            return False  # a death: Worker.check and check_running report it
+        worker.accept_exit(f"status {code}: its supervisor restarts it")
+        if not self.budget.take(seen_at, worker.name):
+            self.failure = (f"{worker.label} ({worker.name}) exited {code} once more than "
+                            f"the scenario allows: {self.budget.describe()}")
+            return False
+        self.restart_times.append(seen_at)
+        self.events.append(Event(seen_at, f"supervisor restart {len(self.workers)} (exit "
+                                          f"{code} of {worker.name})",
+                                 worker=worker.name, kind=RESTART))
+        self.workers.append(Worker(self.deployment, f"{self.tag}{len(self.workers)}",
+                                   self.launcher))
+        return True
+
+    def check(self, when: str = "at a checkpoint") -> None:
+        """Fail on a restart beyond the bound, or on any of its workers exiting by itself
+        other than with status 75 (the last one included: it must be running)."""
+        if self.failure is not None:
+            raise AssertionError(f"{self.failure} ({when}); its last log:\n"
+                                 f"{self.worker.tail()}")
+        check_workers(self.workers, when)
+
+    def kill(self) -> Worker:
+        """SIGKILL its current worker (the test's crash; this supervisor stops watching, the
+        test starts the next worker). A worker that had just exited 75 by itself, before
+        the supervisor saw it, is taken as killed (its exit is accepted, not restarted)."""
+        self.close()
+        worker = self.worker
+        expected = worker.process.poll() == EXIT_FAULT
+        worker.kill(expect_exited=expected)
+        return worker
 
     def close(self) -> None:
         """Stop supervising (the workers themselves are stopped by :func:`stop_all`)."""
         self._stop.set()
-        self._thread.join(timeout=5)
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+
+
+def check_running(workers: Iterable[Worker] = (), supervisors: Iterable[Supervised] = (),
+                  when: str = "at a checkpoint") -> None:
+    """At a scenario's checkpoint: every supervisor within its bound with its worker
+    running, and every worker (every one, not just the last) running or ended as the test
+    expects (killed or stopped by it, or restarted on status 75); fails on any other exit,
+    with its status and log tail."""
+    supervisors = list(supervisors)
+    for supervised in supervisors:
+        supervised.check(when)
+    check_workers([*workers, *(w for s in supervisors for w in s.workers)], when)
 
 
 def tracebacks(worker: Worker) -> int:
     return worker.log.read_text(errors="replace").count("Traceback")
 
 
-def log_assignment(log: Path, topic: str) -> set[int] | None:
-    """The partitions of ``topic`` in the last assignment a Faust worker logged."""
-    text = log.read_text(errors="replace")
-    at = text.rfind("Setting newly assigned partitions")
-    if at < 0:
-        return None
-    row = re.search(r"^\|\s*" + re.escape(topic) + r"\s*\|\s*\{([^}]*)\}", text[at:], re.M)
+#: A line of a Faust worker's log: its time (local, to the millisecond), pid, level, text.
+_LOG_LINE = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] \[\d+\] \[\w+\] (.*)$")
+
+
+def _log_lines(log: Path) -> Iterator[tuple[float | None, str]]:
+    """(wall time or ``None`` for a continuation line, text) of each line of a worker log."""
+    for line in log.read_text(errors="replace").splitlines():
+        found = _LOG_LINE.match(line)
+        if found is None:
+            yield None, line
+            continue
+        stamp = time.mktime(time.strptime(found.group(1), "%Y-%m-%d %H:%M:%S"))
+        yield stamp + int(found.group(2)) / 1000, found.group(3)
+
+
+def _partition_set(table: str, topic: str) -> frozenset[int]:
+    """The partitions of ``topic`` in one of Faust's "Topic Partition Set" tables."""
+    row = re.search(r"^\|\s*" + re.escape(topic) + r"\s*\|\s*\{([^}]*)\}", table, re.M)
     if row is None:
-        return set()
+        return frozenset()
     parts: set[int] = set()
     for item in row.group(1).split(","):
         item = item.strip()
@@ -726,7 +1074,117 @@ def log_assignment(log: Path, topic: str) -> set[int] | None:
             continue
         low, _, high = item.partition("-")
         parts.update(range(int(low), int(high or low) + 1))
-    return parts
+    return frozenset(parts)
+
+
+ASSIGNED_LINE: Final = "Setting newly assigned partitions"
+REVOKED_LINE: Final = "Revoking previously assigned partitions"
+JOINED_LINE: Final = re.compile(r"Joined group '[^']*' \(generation (\d+)\) with member_id (\S+)")
+#: Faust's lines, in order, of a table recovery after an assignment, and the product's
+#: (``toolwire.app.fixes``: "Worker ready" once the input is sought and resumed; the
+#: processor's "rebuilt from N stored chunks" for each open response restored from the
+#: changelog and read on).
+RESTORING_LINE: Final = "Restoring state from changelog topics"
+RECOVERED_LINE: Final = "Recovery complete"
+READY_AGAIN_LINE: Final = "[^---Recovery]: Worker ready"
+REBUILT_LINE: Final = re.compile(r"request \S+: rebuilt from \d+ stored chunks")
+
+
+def _assignment_blocks(log: Path, topic: str
+                       ) -> Iterator[tuple[float, str, frozenset[int] | None]]:
+    """Each timestamped line of a worker log: (its time, its text, and for an assignment
+    line the partitions of ``topic`` in the table that follows it, else ``None``)."""
+    pending: tuple[float, str, list[str]] | None = None
+    for stamp, text in _log_lines(log):
+        if stamp is None:
+            if pending is not None:
+                pending[2].append(text)
+            continue
+        if pending is not None:
+            yield pending[0], pending[1], _partition_set("\n".join(pending[2]), topic)
+            pending = None
+        if text.startswith(ASSIGNED_LINE):
+            pending = (stamp, text, [])
+        else:
+            yield stamp, text, None
+    if pending is not None:  # a log cut short (a SIGKILL) mid-table
+        yield pending[0], pending[1], _partition_set("\n".join(pending[2]), topic)
+
+
+def log_assignments(log: Path, topic: str, *, revocations: bool = True
+                    ) -> list[tuple[float, frozenset[int]]]:
+    """Each assignment (and with ``revocations``, each revocation) the worker logged, in
+    order: (its wall time, the partitions of ``topic`` it is given; empty for a
+    revocation)."""
+    out: list[tuple[float, frozenset[int]]] = []
+    for stamp, text, parts in _assignment_blocks(log, topic):
+        if parts is not None:
+            out.append((stamp, parts))
+        elif revocations and text.startswith(REVOKED_LINE):
+            out.append((stamp, frozenset()))
+    return out
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What a worker's log says followed one of its assignments (until the next): the
+    member id the broker knows it by, the input partitions it was given, and when it began
+    restoring its tables from the changelogs, finished, and was at work again (``None``:
+    not logged before the next assignment, or before it ended)."""
+
+    at: float
+    member_id: str | None
+    generation: int | None
+    partitions: frozenset[int]
+    restoring_at: float | None = None
+    recovered_at: float | None = None
+    ready_at: float | None = None
+    #: Open responses it rebuilt from their stored chunks (the product's log line) while
+    #: this assignment lasted.
+    rebuilt: int = 0
+
+    @property
+    def recovered(self) -> bool:
+        """Its tables restored and its input resumed (Faust's and the product's lines)."""
+        return self.recovered_at is not None and self.ready_at is not None
+
+
+def recoveries(worker: Worker, topic: str) -> list[Recovery]:
+    """Every assignment of ``topic`` in ``worker``'s log and the recovery that followed it."""
+    out: list[Recovery] = []
+    member: str | None = None
+    generation: int | None = None
+    for stamp, text, parts in _assignment_blocks(worker.log, topic):
+        if parts is not None:
+            out.append(Recovery(stamp, member, generation, parts))
+        elif (joined := JOINED_LINE.search(text)) is not None:
+            generation, member = int(joined.group(1)), joined.group(2)
+        elif not out:
+            continue
+        elif RESTORING_LINE in text and out[-1].restoring_at is None:
+            out[-1] = dataclasses.replace(out[-1], restoring_at=stamp)
+        elif RECOVERED_LINE in text and out[-1].recovered_at is None:
+            out[-1] = dataclasses.replace(out[-1], recovered_at=stamp)
+        elif READY_AGAIN_LINE in text and out[-1].ready_at is None:
+            out[-1] = dataclasses.replace(out[-1], ready_at=stamp)
+        elif REBUILT_LINE.search(text):
+            out[-1] = dataclasses.replace(out[-1], rebuilt=out[-1].rebuilt + 1)
+    return out
+
+
+def member_id(worker: Worker) -> str | None:
+    """The member id the worker's log says the group gave it at its last join."""
+    found = JOINED_LINE.findall(worker.log.read_text(errors="replace"))
+    return found[-1][1] if found else None
+
+
+def log_assignment(log: Path, topic: str) -> set[int] | None:
+    """The partitions of ``topic`` in the last assignment a Faust worker logged."""
+    text = log.read_text(errors="replace")
+    at = text.rfind(ASSIGNED_LINE)
+    if at < 0:
+        return None
+    return set(_partition_set(text[at:], topic))
 
 
 def group_assignment(bootstrap: str, group: str, topic: str

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -136,21 +137,118 @@ class WithMetrics(Deployment):
                 "TOOLWIRE_TOPIC_METRICS_INTERVAL": "1", "TOOLWIRE_LOG_FORMAT": self.log_format}
 
 
+class WorkerExited(AssertionError):
+    """A worker process that exited by itself when the test did not expect it to: its exit
+    status, its name and the tail of its log."""
+
+    def __init__(self, worker: Worker, status: int, when: str) -> None:
+        super().__init__(f"worker {worker.label} ({worker.name}) had exited by itself with "
+                         f"status {status} {when}:\n{worker.tail()}")
+        self.status = status
+
+
+#: The log line a worker writes once started, naming itself as its records' provenance does
+#: (``worker <hostname:pid> started: ...``, :mod:`toolwire.app.service`).
+_STARTED = re.compile(r"\] worker (\S+) started: ")
+
+
 class Worker:
-    """``toolwire worker`` as a child process, stopped by its PID (never by name)."""
+    """``toolwire worker`` as a child process, stopped by its PID (never by name).
+
+    A worker that exits by itself fails the test: :meth:`kill`, :meth:`stop` and
+    :meth:`check` raise :class:`WorkerExited` (with its status and log tail) for a process
+    that ended without the test or its supervisor ending it, unless told it may have
+    (``expect_exited=True``, or :meth:`accept_exit` by a supervisor that restarts it)."""
 
     def __init__(self, deployment: Deployment, tag: str = "worker",
                  launcher: Sequence[str] = ("-m", "toolwire.cli")) -> None:
         """``launcher``: what runs ``worker`` (another module that wraps the command line, e.g.
         ``tests.app.faulty_worker PLAN``)."""
         self.deployment = deployment
+        self.tag = tag
         self.log = deployment.state_dir / f"{tag}-{uuid.uuid4().hex[:6]}.log"
         deployment.state_dir.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log.open("wb")
+        #: Wall time the process was started, and when it ended (as the test saw it: the
+        #: kill or stop, or the moment its exit was noticed), for the tie of each output
+        #: record to the process that published it (:class:`tests.reliability.Process`).
+        self.started_at = time.time()
+        self.ended_at: float | None = None
+        #: How it ended: ``"killed"``, ``"stopped"``, ``"exited"`` (by itself, accepted:
+        #: ``expect_exited`` or a supervisor), ``None`` while running or not yet noticed.
+        self.ended: str | None = None
+        #: Why an exit was accepted (:meth:`accept_exit`).
+        self.exit_reason: str | None = None
+        self._reported = False
+        self._lock = threading.RLock()  # the test's thread and a supervisor's
         self.process = subprocess.Popen(
             [sys.executable, *launcher, "worker", "--loglevel", "info"],
             env=deployment.env(), stdout=self._log_file, stderr=subprocess.STDOUT,
             start_new_session=True)
+        self._name: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The worker's name in its records' provenance (``hostname:pid``): as its log says
+        once it started, else what the product gives it (``Settings.worker_name``)."""
+        if self._name is None:
+            found = _STARTED.search(self.log.read_text(errors="replace"))
+            if found is None:
+                return f"{socket.gethostname()}:{self.process.pid}"
+            self._name = found.group(1)
+        return self._name
+
+    @property
+    def label(self) -> str:
+        """The log file's name, which the test's notes use for the worker."""
+        return self.log.name
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def exited_by_itself(self) -> int | None:
+        """The exit status of a process that ended without the test (or a supervisor that
+        accepted it) ending it; ``None`` while it runs or when its end was expected."""
+        with self._lock:
+            code = self.process.poll()
+            if code is None or self.ended is not None:
+                return None
+            if self.ended_at is None:
+                self.ended_at = time.time()
+            return code
+
+    def check(self, when: str = "at a checkpoint") -> None:
+        """Raise :class:`WorkerExited` if the process exited by itself, unexpectedly."""
+        code = self.exited_by_itself()
+        if code is not None:
+            self._reported = True
+            raise WorkerExited(self, code, when)
+
+    def accept_exit(self, why: str = "expected") -> int:
+        """The process has exited and that was expected (e.g. status 75, restarted by its
+        supervisor): it no longer fails the test. Returns its status."""
+        with self._lock:
+            code = self.process.wait(timeout=30)
+            if self.ended is None:
+                self.ended = "exited"
+                if self.ended_at is None:
+                    self.ended_at = time.time()
+            self.exit_reason = why
+            self._log_file.close()
+            return code
+
+    def _already_exited(self, expect_exited: bool, doing: str) -> bool:
+        """Whether the process had ended before ``doing``; raise if it ended by itself and
+        the caller did not say it might have."""
+        code = self.exited_by_itself()
+        if code is None:
+            return self.ended is not None
+        self.accept_exit("accepted by the caller" if expect_exited else "unexpected")
+        if not expect_exited and not self._reported:
+            self._reported = True
+            raise WorkerExited(self, code, f"before the test's {doing}")
+        return True
 
     def wait_ready(self, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
@@ -165,21 +263,30 @@ class Worker:
     def tail(self, lines: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
-    def kill(self) -> None:
-        """A crash: SIGKILL, no flush, no commit."""
-        if self.process.poll() is None:
+    def kill(self, *, expect_exited: bool = False) -> None:
+        """A crash: SIGKILL, no flush, no commit. Raises :class:`WorkerExited` if the process
+        had already exited by itself, unless ``expect_exited``; a no-op once it ended."""
+        with self._lock:
+            if self._already_exited(expect_exited, "SIGKILL"):
+                return
+            self.ended, self.ended_at = "killed", time.time()
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=30)
         self._log_file.close()
 
-    def stop(self, timeout: float = 30.0) -> None:
-        if self.process.poll() is None:
+    def stop(self, timeout: float = 30.0, *, expect_exited: bool = False) -> None:
+        """SIGTERM (SIGKILL after ``timeout``). Raises :class:`WorkerExited` if the process had
+        already exited by itself, unless ``expect_exited``; a no-op once it ended."""
+        with self._lock:
+            if self._already_exited(expect_exited, "stop"):
+                return
+            self.ended, self.ended_at = "stopped", time.time()
             os.kill(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=30)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
         self._log_file.close()
 
     def errors(self) -> list[str]:
@@ -190,6 +297,41 @@ class Worker:
                 if "[ERROR]" in line and "GroupCoordinatorNotAvailable" not in line
                 and "NotCoordinatorForGroup" not in line
                 and not _CHANGELOG_NOT_YET.search(line)]
+
+
+def check_workers(workers: Iterable[Worker], when: str = "at a checkpoint") -> None:
+    """Every worker of a scenario, not just the last: each one still running, or ended by
+    the test (killed, stopped) or by an exit that was expected; raise :class:`WorkerExited`
+    naming every one that exited by itself."""
+    exited = [(w, code) for w in workers if (code := w.exited_by_itself()) is not None]
+    if not exited:
+        return
+    for w, _ in exited:
+        w._reported = True
+    first, code = exited[0]
+    error = WorkerExited(first, code, when)
+    if len(exited) > 1:
+        error.args = (f"{len(exited)} workers exited by themselves {when}: "
+                      + ", ".join(f"{w.label} ({w.name}) status {c}" for w, c in exited)
+                      + f"; the first:\n{error.args[0]}",)
+    raise error
+
+
+def stop_workers(workers: Iterable[Worker]) -> None:
+    """Stop (SIGTERM, by pid) every worker still running, then raise for any that had
+    exited by itself (all are stopped first, so that none is left behind)."""
+    workers = list(workers)
+    unexpected = [(w, code) for w in workers if (code := w.exited_by_itself()) is not None
+                  and not w._reported]
+    for worker in workers:
+        worker.stop(expect_exited=True)
+    if unexpected:
+        first, code = unexpected[0]
+        first._reported = True
+        raise WorkerExited(first, code, "before the test stopped it"
+                           + (f" (and {len(unexpected) - 1} more: "
+                              + ", ".join(w.label for w, _ in unexpected[1:]) + ")"
+                              if len(unexpected) > 1 else ""))
 
 
 #: aiokafka's log line while a just-created changelog topic is not yet in the metadata.

@@ -107,7 +107,7 @@ def wait_exit(worker: Worker, timeout: float = 60.0) -> int:
         time.sleep(0.2)
     code = worker.process.poll()
     assert code is not None, f"the worker did not stop in {timeout} s:\n{worker.tail()}"
-    worker.stop()  # closes its log
+    worker.stop(expect_exited=True)  # closes its log; its exit is what the caller waited for
     return code
 
 

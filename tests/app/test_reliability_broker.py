@@ -18,9 +18,14 @@ CI defaults, the full values ``ops/reliability`` sets). Nothing is skipped at ei
    its tables; the others a random 0-4 s after the restarted worker published its first
    record (mid-processing). The CI's 3 kills take each branch, the recovery one once.
    Asserted: nothing lost, every record equal to its expected one, no idempotency key with
-   two different contents, every duplicate explained by a kill between its copies, the
-   kills taken by each branch counted as scheduled (a kill in recovery at CI size too), and
-   each kill of the recovery branch landing on a worker that had published nothing yet.
+   two different contents, every duplicate explained by the kill of the process that
+   published its first copy (each copy tied to its process: :func:`tests.reliability.tie`),
+   no worker exiting by itself (every one checked before each kill), each kill of the
+   recovery branch landing on a worker that had published nothing yet; and what the product
+   did after each kill, per each restarted worker's log: it was given every input partition,
+   restored its tables from the changelogs and resumed its input, and published nothing
+   before its recovery; at the end the group's description has the last worker (by its
+   log's member id) alone, with every partition.
    Duplicates have the goal 0 but are reported, not asserted: delivery is at least once and
    a kill between the broker's acknowledgement of a record and the changelog write of the
    response's done marker publishes it again (README, "How it works"); the figures name the
@@ -29,10 +34,11 @@ CI defaults, the full values ``ops/reliability`` sets). Nothing is skipped at ei
    (not the session's) is stopped by the pid in its ``broker.json`` a third into a replay
    and started again on the same ports and data dir; the worker is left to its supervisor
    (:class:`~tests.reliability.Supervised`: a worker that stops with status 75 on a publish
-   fault it cannot get past is started again; any other exit is a death). Asserted: nothing
-   lost or wrong, a worker is running and processes again, and every duplicate has the
-   broker's stop or start, or a restart by the supervisor, between its copies; restarts
-   are reported.
+   fault it cannot get past is started again, at most :data:`BROKER_MAX_RESTARTS` times;
+   any other exit is a death). Asserted: nothing lost or wrong, a worker is running and
+   processes again, no death, and every duplicate has, between its copies, the broker's
+   stop or start while the process that published its first copy ran, or that process's
+   restart by the supervisor.
 3. **Rebalance** (:func:`test_rebalance_takeover`, standby replicas unset and 1): two
    workers in one group on 4 partitions with ``TOOLWIRE_SESSION_TIMEOUT=6`` (Kafka's
    minimum session timeout; the tests' :class:`~tests.app.support.Deployment` sets it); a
@@ -42,8 +48,14 @@ CI defaults, the full values ``ops/reliability`` sets). Nothing is skipped at ei
    the killed worker owned, per its log, checked against the group's description); the
    killed worker is started again and the group's description (``describe_consumer_groups``)
    shows the partitions spread over both again.
-   Asserted besides: nothing lost or wrong, every duplicate has a SIGKILL between its copies
-   (the restart of a killed worker is a clean rebalance), and each worker was killed.
+   Asserted besides: nothing lost or wrong, no death, supervisor restarts within
+   :data:`REBALANCE_MAX_RESTARTS`, every duplicate has the SIGKILL or the restart of the
+   process that published its first copy between its copies (the restart of a killed worker
+   is a clean rebalance); and what the product did per cycle: the take-over record was
+   published by the survivor, the group's description shows the survivor (by its log's
+   member id) alone with the killed worker's partitions and its log the assignment and
+   table recovery of them; after the restart both members own partitions, the restarted
+   one exactly those its log says it was assigned, and its log shows its recovery.
 4. **Poison isolation** (:func:`test_poison_isolation`): after a short warm-up that is not
    measured, ``POISON_ROUNDS`` rounds (3; full 3), each with valid responses at a steady
    rate (20 a second; ``POISON_VALID`` per phase, 300; full 1,000), first alone, then with
@@ -62,9 +74,10 @@ CI defaults, the full values ``ops/reliability`` sets). Nothing is skipped at ei
    (:mod:`tests.cluster`, 256 MiB heap per node), topics from ``toolwire topics apply`` with
    ``TOOLWIRE_REPLICATION_FACTOR=3`` and ``TOOLWIRE_MIN_INSYNC_REPLICAS=2``, a worker with the
    same settings, under its supervisor as in 2; the node coordinating the worker's group is
-   SIGKILLed mid-replay. Asserted: nothing lost or wrong; every duplicate has the broker's
-   kill or a restart by the supervisor between its copies; every topic, changelogs included,
-   has replication factor 3 and ``min.insync.replicas=2``.
+   SIGKILLed mid-replay. Asserted: nothing lost or wrong; no death, restarts within
+   :data:`CLUSTER_MAX_RESTARTS`; every duplicate has the node's kill (while the first copy's
+   process ran) or that process's restart by the supervisor between its copies; every
+   topic, changelogs included, has replication factor 3 and ``min.insync.replicas=2``.
 
 Besides: :func:`test_an_input_message_at_the_broker_limit_keeps_the_worker_up`, one input
 message that a default broker accepts (about 1 MB) between two sound responses.
@@ -91,7 +104,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from tests.app.support import Worker
+from tests.app.support import Worker, WorkerExited
 from tests.app.test_hostile_broker import Checker, Ledger, Out
 from tests.cluster import Cluster
 from tests.hostile import (
@@ -106,9 +119,12 @@ from tests.hostile import (
 )
 from tests.reliability import (
     OUTAGE_ERRORS,
+    Event,
     Figures,
     Planned,
+    Process,
     Producer,
+    RestartBudget,
     Seen,
     Send,
     Supervised,
@@ -116,20 +132,25 @@ from tests.reliability import (
     Verdict,
     Watcher,
     attribute,
+    check_running,
     copies_of,
     corpus_responses,
     group_assignment,
     log_assignment,
     median,
+    member_id,
     open_at_once,
     paced,
     percentile,
+    processes,
     quiet_clients,
+    recoveries,
     serious_errors,
     size,
     spread,
     start_local_broker_again,
     stop_local_broker,
+    tie,
     tracebacks,
     verify,
     windowed,
@@ -171,34 +192,71 @@ def requests_of(plans: list[Planned]) -> set[str]:
     return {p.request for p in plans}
 
 
-def stop_all(workers: list[Worker]) -> None:
-    """Stop (SIGTERM, by pid) every worker still running; killed ones are already gone."""
+def stop_all(workers: list[Worker]) -> list[str]:
+    """Stop (SIGTERM, by pid) every worker still running (those the test killed, or whose
+    status-75 exit a supervisor answered, are gone already); return each one that had
+    exited by itself, with its status and log tail, for the test to fail on once its
+    figures are out (:func:`assert_no_deaths`)."""
+    deaths = []
     for worker in workers:
-        if worker.process.poll() is None:
-            worker.stop()
+        code = worker.exited_by_itself()
+        if code is not None:
+            deaths.append(str(WorkerExited(worker, code, "before the test stopped it")))
+        worker.stop(expect_exited=True)
+    return deaths
 
 
-def common_figures(figures: Figures, verdict: Verdict, windows: list[dict[str, Any]]) -> None:
+def assert_no_deaths(deaths: list[str]) -> None:
+    assert deaths == [], f"{len(deaths)} worker(s) exited by themselves:\n" + "\n".join(deaths)
+
+
+def common_figures(figures: Figures, verdict: Verdict, windows: list[dict[str, Any]],
+                   deaths: list[str] | None = None) -> None:
     """``windows``: :func:`~tests.reliability.attribute` of the duplicates to the test's
-    events (kills, broker stops and starts, supervisor restarts)."""
+    events (kills, broker stops and starts, supervisor restarts), each copy tied to the
+    process that published it."""
     figures.equal("responses_lost", len(verdict.lost), 0)
     figures.equal("records_wrong", len(verdict.wrong), 0)
     figures.equal("idempotency_keys_with_different_content", len(verdict.conflicting), 0)
     figures.equal("identical_duplicates", verdict.duplicate_count, 0)
     figures.equal("duplicates_without_a_kill_between_copies", len(unexplained(windows)), 0)
+    figures.report("duplicate_copies_tied_by", dict(Counter(
+        how for w in windows for how in (w["first_tied_by"], w["again_tied_by"]))))
+    if deaths is not None:
+        figures.equal("workers_exited_by_themselves", len(deaths), 0)
 
 
 def unexplained(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The duplicates with no event (kill, stop, restart) between their two copies."""
+    """The duplicates with no event of the process that published the first copy (its
+    kill, its restart, a broker stop or start it lived through) between their copies."""
     return [w for w in windows if w["event"] is None]
 
 
 def assert_explained(windows: list[dict[str, Any]]) -> None:
     """Delivery is at least once, but only across a crash: a response published twice
-    with no kill, broker stop or start, or supervisor restart between the copies is a bug."""
+    with no kill or restart of the process that published it first, nor a broker stop or
+    start it lived through, between the copies is a bug."""
     assert unexplained(windows) == [], (
         f"{len(unexplained(windows))} response(s) published twice with no kill, stop or "
-        f"restart between the copies: {unexplained(windows)[:5]}")
+        f"restart of the first copy's publisher between the copies: {unexplained(windows)[:5]}")
+
+
+def ties_of(seen: list[Seen], procs: list[Process], verdict: Verdict) -> list[str | None]:
+    """The process (``hostname:pid``) that published each record of ``seen``, in order."""
+    return [tie(s, procs, verdict.partitions.get(s.request_id or "")).worker for s in seen]
+
+
+def wait_recovered(worker: Worker, topic: str, timeout: float = 90.0) -> None:
+    """Until the worker's log says it restored its tables and resumed its input after its
+    last assignment (or ``timeout``; the caller asserts what it found)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = recoveries(worker, topic)
+        if found and found[-1].recovered:
+            return
+        if worker.process.poll() is not None:
+            return
+        time.sleep(0.2)
 
 
 def common_asserts(verdict: Verdict) -> None:
@@ -296,13 +354,6 @@ def kill_in_recovery(worker: Worker, seconds: float) -> str:
     return startup_phase(worker)
 
 
-def written_between(seen: list[Seen], since: float, until: float) -> int:
-    """Records written (Kafka timestamp) from ``since`` to before ``until``: in the crash
-    replay, one worker runs at a time, so those of the worker started at ``since`` and
-    killed at ``until``."""
-    return sum(1 for s in seen if since <= s.created < until)
-
-
 def first_processing(watcher: Watcher, since: float, plans: list[Planned],
                      timeout: float = 180.0) -> Seen | None:
     """The first record written at or after ``since`` (``None`` if every response had its
@@ -311,6 +362,39 @@ def first_processing(watcher: Watcher, since: float, plans: list[Planned],
     watcher.wait_for(lambda seen: any(s.created >= since for s in seen)
                      or everything <= {s.request_id for s in seen}, timeout)
     return watcher.first_after(since)
+
+
+def crash_recoveries(workers: list[Worker], topic: str, moments: list[dict[str, Any]],
+                     kills: list[Event], seen: list[Seen], ties: list[str | None]
+                     ) -> list[dict[str, Any]]:
+    """What each worker's log says it did once started (all but the first follow a kill):
+    the input partitions it was assigned (it was alone in the group: all of them), whether
+    it restored its tables from the changelogs and resumed its input, the responses it
+    rebuilt from stored chunks, and its first record against its recovery."""
+    out = []
+    killed = {e.worker: e for e in kills}
+    branch = {m["worker"]: m["moment"] for m in moments}
+    for n, worker in enumerate(workers):
+        found = recoveries(worker, topic)
+        last = found[-1] if found else None
+        kill = killed.get(worker.name)
+        mine = [s.created for s, by in zip(seen, ties, strict=True) if by == worker.name]
+        recovered_at = min((r.recovered_at for r in found if r.recovered_at is not None),
+                           default=None)
+        out.append({
+            "worker": worker.label, "name": worker.name, "restarted": n > 0,
+            "killed": kill is not None,
+            "moment": branch.get(worker.label),
+            "assigned": None if last is None else sorted(last.partitions),
+            "restored_tables": last is not None and last.restoring_at is not None,
+            "recovered": last is not None and last.recovered,
+            "recovered_before_kill": last is not None and last.recovered_at is not None
+            and (kill is None or last.recovered_at <= kill.at),
+            "rebuilt_responses": sum(r.rebuilt for r in found),
+            "records": len(mine),
+            "first_record_after_recovery_s": None if not mine or recovered_at is None
+            else round(min(mine) - recovered_at, 3)})
+    return out
 
 
 @pytest.mark.timeout(300 + CRASH_KILLS * 25 + CRASH_RESPONSES * 0.3)
@@ -323,9 +407,10 @@ def test_crash_replay_with_random_sigkills(kafka_bootstrap: str, tmp_path: Path)
     producer = Producer(kafka_bootstrap, dep.chunks, paced(order, CRASH_KILLS * CYCLE))
     watcher = Watcher(kafka_bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
     workers: list[Worker] = []
-    kills: list[tuple[float, str]] = []
+    kills: list[Event] = []
     moments: list[dict[str, Any]] = []
     to_processing: list[float] = []
+    deaths: list[str] = []
     try:
         worker = Worker(dep, "w0")
         workers.append(worker)
@@ -342,14 +427,16 @@ def test_crash_replay_with_random_sigkills(kafka_bootstrap: str, tmp_path: Path)
                     to_processing.append(first.created - started)
                 time.sleep(rng.uniform(0.0, 4.0))
                 phase = startup_phase(worker)
+            # Every worker so far: the earlier ones killed by this test, this one running
+            # (Worker.kill fails too on a process that had exited by itself).
+            check_running(workers, when=f"before kill {k}")
             killed_at = time.time()
             worker.kill()
-            kills.append((killed_at, f"kill {k}"))
+            kills.append(Event.kill(killed_at, f"kill {k}", worker))
             moments.append({"kill": k, "moment": moment, "phase": phase,
-                            "started_at": started,
                             "after_start_s": round(killed_at - started, 2),
                             "records_so_far": len(watcher.seen()),
-                            "worker": worker.log.name})
+                            "worker": worker.label})
             started, restarted = time.time(), True
             worker = Worker(dep, f"w{k}")
             workers.append(worker)
@@ -358,45 +445,75 @@ def test_crash_replay_with_random_sigkills(kafka_bootstrap: str, tmp_path: Path)
             to_processing.append(first.created - started)
         producer.finish(timeout=300 + CRASH_RESPONSES * 0.2)
         wait_all(watcher, plans, timeout=120 + CRASH_RESPONSES * 0.15)
-        alive = worker.process.poll() is None
+        check_running(workers, when="after the replay")
+        # Who the broker says holds the input now: the last worker (by the member id its
+        # log gives), alone, with every partition.
+        settled_s, group_after = spread(kafka_bootstrap, dep.name, dep.chunks, 1, PARTITIONS,
+                                        60)
+        group_state = "Stable" if settled_s is not None else "not settled in 60 s"
+        last_member = member_id(worker)
     finally:
         producer.abort()
-        stop_all(workers)
+        deaths = stop_all(workers)
         watcher.close()
 
-    verdict = verify(watcher.seen(), plans, dep.output_topics)
-    windows = attribute(verdict.duplicates, kills)
+    seen = watcher.seen()
+    verdict = verify(seen, plans, dep.output_topics)
+    procs = processes(workers, dep.chunks)
+    windows = attribute(verdict.duplicates, kills, processes=procs,
+                        partitions=verdict.partitions)
+    ties = ties_of(seen, procs, verdict)
+    for note in moments:  # what the killed process had published (its records, by tie)
+        name = next(w.name for w in workers if w.label == note["worker"])
+        note["records_by_it_before_kill"] = sum(1 for by in ties if by == name)
+    lives = crash_recoveries(workers, dep.chunks, moments, kills, seen, ties)
+    # Each restarted worker that was not killed before it got that far: the product's log
+    # says it was given every input partition (alone in the group), restored its tables
+    # from the changelogs and resumed its input, before it published anything.
+    went_on = [r for r in lives[1:] if not (r["killed"] and r["moment"] == IN_RECOVERY)]
+    in_recovery = [m for m in moments if m["moment"] == IN_RECOVERY]
+    published_early = [r for r in lives if r["first_record_after_recovery_s"] is not None
+                       and r["first_record_after_recovery_s"] < -0.001]
     figures = Figures("crash_replay")
     figures.report("responses", len(plans))
     figures.report("input_messages", len(order))
     figures.report("partitions", PARTITIONS)
     figures.at_least("open_at_once_max", open_at_once(order), 64)
     figures.report("sigkills", len(kills))
-    seen = watcher.seen()
-    for note, (killed_at, _) in zip(moments, kills, strict=True):
-        note["records_by_it_before_kill"] = written_between(seen, note.pop("started_at"),
-                                                            killed_at)
     taken = Counter(m["moment"] for m in moments)
-    # One kill in four, from the second, is a kill in recovery (see crash_moment).
-    want_recovery = (CRASH_KILLS + 2) // 4
-    in_recovery = [m for m in moments if m["moment"] == IN_RECOVERY]
-    figures.equal("kills_mid_processing", taken[MID_PROCESSING], CRASH_KILLS - want_recovery)
-    figures.equal("kills_in_recovery", taken[IN_RECOVERY], want_recovery)
+    figures.report("kills_mid_processing", taken[MID_PROCESSING])
+    figures.report("kills_in_recovery", taken[IN_RECOVERY])
     figures.equal("kills_in_recovery_of_a_worker_that_had_published",
                   sum(1 for m in in_recovery if m["records_by_it_before_kill"]), 0)
-    common_figures(figures, verdict, windows)
+    common_figures(figures, verdict, windows, deaths)
     if windows:
         figures.report("duplicate_published_before_kill_max_s",
                        max(w["published_before_event_s"] for w in windows), "s")
+    figures.equal("restarted_workers_assigned_every_partition",
+                  sum(1 for r in went_on if r["assigned"] == list(range(PARTITIONS))),
+                  len(went_on))
+    figures.equal("restarted_workers_that_restored_their_tables",
+                  sum(1 for r in went_on if r["restored_tables"] and r["recovered"]),
+                  len(went_on))
+    figures.equal("workers_that_published_before_their_recovery", len(published_early), 0)
+    figures.report("responses_rebuilt_from_stored_chunks",
+                   sum(r["rebuilt_responses"] for r in lives))
+    figures.equal("group_after (members, partitions of the last worker)",
+                  [len(group_after), sorted(group_after.get(last_member or "", ()))],
+                  [1, list(range(PARTITIONS))])
     figures.report("restarts_measured", len(to_processing))
     figures.report("restart_to_first_processing_max_s",
                    max(to_processing, default=float("nan")), "s")
     figures.report("restart_to_first_processing_median_s", median(to_processing), "s")
     figures.equal("worker_tracebacks", sum(tracebacks(w) for w in workers), 0)
     figures.note("kills", moments)
+    figures.note("workers", lives)
+    figures.note("group_after", {"state": group_state, "last_worker_member": last_member,
+                                 "members": {m: sorted(p) for m, p in group_after.items()}})
     figures.note("duplicates", windows[:40])
     figures.note("duplicate_window", DUPLICATE_WINDOW if windows else "no duplicates")
-    figures.note("different_contents", copies_of(verdict.conflicts, kills)[:20])
+    figures.note("different_contents", copies_of(verdict.conflicts, kills, processes=procs,
+                                                 partitions=verdict.partitions)[:20])
     figures.note("lost", lost_details(verdict, plans, producer, *(t for t, _ in kills)))
     figures.note("worker_errors", worker_errors(workers))
     if verdict.conflicts:
@@ -405,20 +522,35 @@ def test_crash_replay_with_random_sigkills(kafka_bootstrap: str, tmp_path: Path)
 
     common_asserts(verdict)
     assert_explained(windows)
+    assert_no_deaths(deaths)
     assert open_at_once(order) >= 64
-    assert len(kills) == CRASH_KILLS
-    assert taken == Counter({MID_PROCESSING: CRASH_KILLS - want_recovery,
-                             IN_RECOVERY: want_recovery}), f"kills by branch: {moments}"
-    if CRASH_KILLS >= 2:  # the CI's 3 kills too: each branch at least once
-        assert taken[MID_PROCESSING] >= 1 and taken[IN_RECOVERY] >= 1, moments
     assert all(m["records_by_it_before_kill"] == 0 for m in in_recovery), \
         f"a kill of the recovery branch hit a worker that was processing already: {moments}"
+    assert all(r["assigned"] == list(range(PARTITIONS)) for r in went_on), \
+        f"a restarted worker was not given every input partition: {lives}"
+    assert all(r["restored_tables"] and r["recovered"] for r in went_on), \
+        f"a restarted worker's log shows no table recovery from the changelogs: {lives}"
+    assert published_early == [], f"a worker published before its recovery: {published_early}"
+    assert last_member is not None and group_after == {
+        last_member: set(range(PARTITIONS))}, (
+        f"the group after the replay is not the last worker alone with every partition "
+        f"({group_state}, last worker's member {last_member}): {group_after}")
     assert to_processing, "no restart was seen processing"
-    assert alive, f"the last worker died:\n{workers[-1].tail()}"
     assert sum(tracebacks(w) for w in workers) == 0, workers[-1].tail(80)
 
 
 # --------------------------------------------------------------------------- 2. broker restart
+
+
+#: Restarts (status 75) the broker-restart scenario allows its worker: one, for its one
+#: outage. The broker is away for a few seconds (up to about 20 on a loaded machine), within
+#: the worker's publish retries (60 s) and commit retries; it may stop once for a fault it
+#: cannot get past in its process: the outage breaking its idempotent producer's sequence
+#: (OutOfOrderSequenceNumber, toolwire.app.publishing), or its group session lapsing while
+#: the coordinator is away (longer than TOOLWIRE_SESSION_TIMEOUT). The restarted worker, with
+#: a fresh producer and session, must then meet a broker that is back. A second exit would
+#: be a crash loop.
+BROKER_MAX_RESTARTS = 1
 
 
 @pytest.mark.timeout(300 + BROKER_RESPONSES * 0.3)
@@ -428,6 +560,7 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
     state_dir = tmp_path / "broker"
     info = local.start(state_dir, heap="512m")
     workers: list[Worker] = []
+    deaths: list[str] = []
     supervised: Supervised | None = None
     producer: Producer | None = None
     watcher: Watcher | None = None
@@ -439,11 +572,14 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
         producer = Producer(info.bootstrap, dep.chunks,
                             paced(order, max(12.0, BROKER_RESPONSES * 0.08)))
         watcher = Watcher(info.bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
-        supervised = Supervised(dep, "w")
+        supervised = Supervised(dep, "w", BROKER_MAX_RESTARTS,
+                                reason="one broker outage: at most one fault it cannot "
+                                       "get past in its process")
         supervised.worker.wait_ready()
         producer.start()
         assert watcher.wait_for(lambda seen: len(seen) >= len(plans) // 3, timeout=120), \
             "the replay did not get a third of the way"
+        check_running(supervisors=[supervised], when="before the broker stop")
         stopped_at = time.time()
         before = stop_local_broker(state_dir)
         gone_at = time.time()
@@ -451,13 +587,18 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
         again, how = start_local_broker_again(state_dir, before)
         ready_at = time.time()
         first = watcher.first_after(ready_at, timeout=180)
+        check_running(supervisors=[supervised], when="after the broker came back")
         producer.finish(timeout=240 + BROKER_RESPONSES * 0.2)
         wait_all(watcher, plans, timeout=120 + BROKER_RESPONSES * 0.15)
+        check_running(supervisors=[supervised], when="after the replay")
         supervised.close()
         workers = supervised.workers
         alive = supervised.alive
         seen = watcher.seen()
-        events = sorted([(stopped_at, "broker stop"), (ready_at, "broker start"),
+        # The broker's stop and start: events of every process then running (a publish
+        # retried across the outage may land twice); a restart by the supervisor: an
+        # event of the process that exited only.
+        events = sorted([Event(stopped_at, "broker stop"), Event(ready_at, "broker start"),
                          *supervised.events])
     finally:
         if producer is not None:
@@ -465,19 +606,20 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
         if supervised is not None:
             supervised.close()
             workers = supervised.workers
-        stop_all(workers)
+        deaths = stop_all(workers)
         if watcher is not None:
             watcher.close()
         local.stop(state_dir)
 
     verdict = verify(seen, plans, dep.output_topics)
-    # A restart by the supervisor (a status-75 exit) is a kill between two copies too.
-    windows = attribute(verdict.duplicates, events)
+    procs = processes(workers, dep.chunks)
+    windows = attribute(verdict.duplicates, events, processes=procs,
+                        partitions=verdict.partitions)
     during = [s for s in seen if stopped_at <= s.created < ready_at]
     figures = Figures("broker_restart")
     figures.report("responses", len(plans))
     figures.report("records_before_the_stop", sum(1 for s in seen if s.created < stopped_at))
-    common_figures(figures, verdict, windows)
+    common_figures(figures, verdict, windows, deaths)
     figures.equal("worker_survived", "yes" if alive else "no", "yes")
     figures.equal("same_ports", "yes" if (again.broker_port, again.controller_port)
                   == (before.broker_port, before.controller_port) else "no", "yes")
@@ -487,19 +629,26 @@ def test_broker_restart_mid_replay(tmp_path: Path) -> None:
     figures.report("records_written_while_down", len(during))
     figures.report("recovery_s (broker ready -> first record decided after it)",
                    float("nan") if first is None else first.created - ready_at, "s")
-    figures.report("worker_restarts (status 75, by the supervisor)", len(workers) - 1)
+    assert supervised is not None
+    budget = supervised.budget
+    figures.at_most("worker_restarts (status 75, by the supervisor)",
+                    len(budget.taken) + len(budget.refused), BROKER_MAX_RESTARTS)
     figures.equal("worker_tracebacks", sum(tracebacks(w) for w in workers), 0)
     figures.note("restart", how)
     assert producer is not None
     figures.note("lost", lost_details(verdict, plans, producer, stopped_at, ready_at))
     figures.note("events", [(round(t - stopped_at, 3), label) for t, label in events])
+    figures.note("restarts", budget.describe())
     figures.note("duplicates", windows[:40])
-    figures.note("different_contents", copies_of(verdict.conflicts, events)[:20])
+    figures.note("different_contents", copies_of(verdict.conflicts, events, processes=procs,
+                                                 partitions=verdict.partitions)[:20])
     figures.note("worker_errors", worker_errors(workers))
     figures.emit()
 
     common_asserts(verdict)
     assert_explained(windows)
+    assert_no_deaths(deaths)
+    assert supervised.failure is None, supervised.failure
     assert alive, f"the worker died with the broker:\n{workers[-1].tail(60)}"
     assert first is not None, "the worker never published again after the broker came back"
     assert sum(tracebacks(w) for w in workers) == 0, workers[-1].tail(80)
@@ -525,6 +674,54 @@ def leads_group(worker: Worker) -> bool:
     return text.rfind("Elected group leader") > text.rfind("(Re-)joining group")
 
 
+#: Restarts (status 75) the rebalance scenario allows all its supervisors together: one per
+#: kill cycle. A cycle has two table recoveries (the survivor's take-over, then both
+#: workers' when the killed one is back); the watchdog stops a worker whose recovery stays
+#: stalled (faust-streaming #176, #629: about one rebalance test in eight on a loaded
+#: machine, see toolwire.app.watchdog), and the rebalance its restart causes cleared the
+#: stall every time. More than one a cycle would be a recovery that a restart does not
+#: clear: a crash loop.
+REBALANCE_MAX_RESTARTS = REBALANCE_KILLS
+
+
+def takeover_check(bootstrap: str, group: str, topic: str, survivor: Worker,
+                   owned: set[int], killed_at: float) -> dict[str, Any]:
+    """What the product did once a worker was killed: the group's description (alone) has
+    one member, the survivor's (by the member id its log gives), and it owns the killed
+    worker's partitions; the survivor's log shows the assignment that gave them to it and
+    the recovery of their tables that followed."""
+    alone_s, alone = spread(bootstrap, group, topic, 1, PARTITIONS, 60)
+    wait_recovered(survivor, topic, timeout=60)
+    member = member_id(survivor)
+    given = [r for r in recoveries(survivor, topic) if r.at >= killed_at and owned <= r.partitions]
+    return {"alone_s": alone_s, "survivor": survivor.label, "survivor_member": member,
+            "survivor_alone": {m[-8:]: sorted(p) for m, p in alone.items()}
+            if alone_s is not None else None,
+            "took_over_per_group": alone_s is not None and member is not None
+            and list(alone) == [member] and owned <= alone[member],
+            "took_over_per_its_log": bool(given),
+            "recovered_them": any(r.recovered for r in given)}
+
+
+def comeback_check(bootstrap: str, group: str, topic: str, restarted: Worker,
+                   survivor: Worker) -> dict[str, Any]:
+    """What the product did once the killed worker was started again: the group's
+    description has both members, the restarted one's (by its log's member id) owning
+    partitions, the very partitions its log says it was assigned, and it restored their
+    tables and resumed its input."""
+    back_s, after = spread(bootstrap, group, topic, 2, PARTITIONS, 120)
+    wait_recovered(restarted, topic, timeout=90)
+    member, other = member_id(restarted), member_id(survivor)
+    found = recoveries(restarted, topic)
+    last = found[-1] if found else None
+    return {"back_s": back_s, "restarted": restarted.label, "restarted_member": member,
+            "after_restart": {m[-8:]: sorted(p) for m, p in after.items()},
+            "restarted_owns_per_group": sorted(after.get(member or "", ())),
+            "restarted_owns_per_its_log": None if last is None else sorted(last.partitions),
+            "both_members_per_group": back_s is not None and set(after) == {member, other},
+            "restarted_recovered": last is not None and last.recovered}
+
+
 @pytest.mark.timeout(300 + REBALANCE_RESPONSES * 0.3 + REBALANCE_KILLS * 40)
 @pytest.mark.parametrize("standby", [None, 1], ids=["standby-unset", "standby-1"])
 def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int | None) -> None:
@@ -533,7 +730,8 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     started again. Each worker runs under its supervisor (:class:`Supervised`), as in
     production: a worker whose table recovery stays stalled (faust-streaming #176, #629; see
     ``toolwire.app.watchdog``) stops with status 75 and is started again, and its restart's
-    rebalance starts the recovery again (a restart is an event between copies, as a kill)."""
+    rebalance starts the recovery again (a restart explains a duplicate of the process that
+    restarted, as a kill does), within :data:`REBALANCE_MAX_RESTARTS` for the scenario."""
     rng = random.Random(SEED + 3)
     extra = {} if standby is None else {"TOOLWIRE_STANDBY_REPLICAS": str(standby)}
     dep = TunedDeployment(kafka_bootstrap, tmp_path, partitions=PARTITIONS, extra_env=extra)
@@ -550,13 +748,15 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
     producer = Producer(kafka_bootstrap, dep.chunks, paced(
         order, max(60.0, REBALANCE_RESPONSES * 0.1, REBALANCE_KILLS * 24.0)))
     watcher = Watcher(kafka_bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
+    budget = RestartBudget(REBALANCE_MAX_RESTARTS, "one stalled recovery per kill cycle")
     supervisors: list[Supervised] = []
     cycles: list[dict[str, Any]] = []
-    kills: list[tuple[float, str]] = []
+    kills: list[Event] = []
     takeovers: list[float] = []
     spreads: list[float] = []
+    deaths: list[str] = []
     try:
-        live = {name: Supervised(dep, name) for name in REBALANCE_WORKERS}
+        live = {name: Supervised(dep, name, budget=budget) for name in REBALANCE_WORKERS}
         supervisors += live.values()
         for supervised in live.values():
             supervised.worker.wait_ready()
@@ -570,13 +770,17 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
                 watcher.first_after(since, timeout=60)
                 time.sleep(rng.uniform(1.0, 3.0))
             name = rebalance_victim(cycle)
+            other = next(n for n in REBALANCE_WORKERS if n != name)
+            # Both workers (and every earlier one) running, or ended as the test expects.
+            check_running(supervisors=supervisors, when=f"before kill {cycle + 1}")
             victim = live[name].worker
             leader = leads_group(victim)
             owned = log_assignment(victim.log, dep.chunks) or set()
+            victim_member = member_id(victim)
             _, assigned = group_assignment(kafka_bootstrap, dep.name, dep.chunks)
             killed_at = time.time()
-            victim.kill()
-            kills.append((killed_at, f"kill {cycle + 1}"))
+            live[name].kill()  # the test starts it again, not its supervisor
+            kills.append(Event.kill(killed_at, f"kill {cycle + 1}", victim))
             probes = [next(p for p in spare if p.partition == owned_partition)
                       for owned_partition in sorted(owned)]
             spare = [p for p in spare if p not in probes]
@@ -590,89 +794,127 @@ def test_rebalance_takeover(kafka_bootstrap: str, tmp_path: Path, standby: int |
                 return partition.get(s.request_id or "") in owned
 
             takeover = watcher.first_after(killed_at, from_victim, timeout=120)
-            alone_s, alone = spread(kafka_bootstrap, dep.name, dep.chunks, 1, PARTITIONS, 60)
-            live[name].close()  # killed: the test starts it again, not its supervisor
-            live[name] = Supervised(dep, f"{name}{cycle + 1}")
+            survivor = live[other].worker
+            taken = takeover_check(kafka_bootstrap, dep.name, dep.chunks, survivor, owned,
+                                   killed_at)
+            check_running(supervisors=supervisors, when=f"after kill {cycle + 1}")
+            live[name] = Supervised(dep, f"{name}{cycle + 1}", budget=budget)
             supervisors.append(live[name])
-            back_s, after = spread(kafka_bootstrap, dep.name, dep.chunks, 2, PARTITIONS, 120)
+            back = comeback_check(kafka_bootstrap, dep.name, dep.chunks, live[name].worker,
+                                  live[other].worker)
             if takeover is not None:
                 takeovers.append(takeover.created - killed_at)
-            if back_s is not None:
-                spreads.append(back_s)
+            if back["back_s"] is not None:
+                spreads.append(back["back_s"])
             cycles.append({
-                "kill": cycle + 1, "victim": name, "killed_worker": victim.log.name,
-                "victim_led_the_group": leader, "owned": sorted(owned),
-                "owned_matches_group": owned in assigned.values(),
+                "kill": cycle + 1, "victim": name, "killed_worker": victim.label,
+                "killed_process": victim.name, "victim_led_the_group": leader,
+                "owned": sorted(owned),
+                # The victim's log and the broker agree on what it owned (by member id).
+                "owned_matches_group": victim_member is not None
+                and assigned.get(victim_member) == owned,
                 "takeover_s": None if takeover is None
                 else round(takeover.created - killed_at, 3),
-                "survivor_alone": {m[-8:]: sorted(p) for m, p in alone.items()}
-                if alone_s is not None else None,
-                "after_restart": {m[-8:]: sorted(p) for m, p in after.items()},
-                "spread_back_s": None if back_s is None else round(back_s, 3)})
+                "takeover_record": None if takeover is None
+                else (takeover.topic, takeover.partition, takeover.offset),
+                "survivor_process": survivor.name, **taken, **back,
+                "spread_back_s": None if back["back_s"] is None else round(back["back_s"], 3)})
         producer.finish(timeout=240 + REBALANCE_RESPONSES * 0.2)
         wait_all(watcher, plans, timeout=120 + REBALANCE_RESPONSES * 0.15)
+        check_running(supervisors=supervisors, when="after the replay")
         alive = all(s.alive for s in live.values())
     finally:
         producer.abort()
         for supervised in supervisors:
             supervised.close()
         workers = [w for s in supervisors for w in s.workers]
-        stop_all(workers)
+        deaths = stop_all(workers)
         watcher.close()
 
-    verdict = verify(watcher.seen(), plans, dep.output_topics)
-    # Only the SIGKILLs and the supervisors' restarts: the restart of a killed worker moves
-    # partitions back to it in a clean rebalance, which must not publish anything twice.
+    seen = watcher.seen()
+    verdict = verify(seen, plans, dep.output_topics)
+    procs = processes(workers, dep.chunks)
+    # Only the SIGKILLs and the supervisors' restarts, each of its own process: the restart
+    # of a killed worker moves partitions back to it in a clean rebalance, which must not
+    # publish anything twice (so tests.reliability.rebalances are not counted here).
     restarts = [e for s in supervisors for e in s.events]
     events = sorted([*kills, *restarts])
-    windows = attribute(verdict.duplicates, events)
+    windows = attribute(verdict.duplicates, events, processes=procs,
+                        partitions=verdict.partitions)
+    # The take-over record of each cycle, tied to its publisher: the survivor.
+    by_offset = {(s.topic, s.partition, s.offset): s for s in seen}
+    for c in cycles:
+        record = by_offset.get(c["takeover_record"]) if c["takeover_record"] else None
+        c["takeover_published_by"] = None if record is None else tie(
+            record, procs, verdict.partitions.get(record.request_id or "")).worker
     label = "unset" if standby is None else str(standby)
     figures = Figures(f"rebalance_standby_{label}")
     figures.report("responses", len(plans))
     figures.report("session_timeout_s", float(dep.env()["TOOLWIRE_SESSION_TIMEOUT"]), "s")
     figures.report("standby_replicas", label)
     figures.report("sigkills", len(kills))
-    figures.report("worker_restarts (status 75, by the supervisor)", len(restarts))
-    common_figures(figures, verdict, windows)
+    figures.at_most("worker_restarts (status 75, by the supervisor)",
+                    len(budget.taken) + len(budget.refused), REBALANCE_MAX_RESTARTS)
+    common_figures(figures, verdict, windows, deaths)
     figures.report("takeover_max_s (kill -> first record of a killed worker's partition)",
                    max(takeovers, default=float("nan")), "s")
     figures.report("takeover_median_s", median(takeovers), "s")
     victims = Counter(c["victim"] for c in cycles)
-    killed = ",".join(f"{n}x{victims[n]}" for n in sorted(victims))
-    if REBALANCE_KILLS >= 2:  # each worker in turn: both killed
-        figures.equal("workers_killed", ",".join(sorted(victims)), ",".join(REBALANCE_WORKERS))
-    figures.report("kills_per_worker", killed)
+    figures.report("kills_per_worker", ",".join(f"{n}x{victims[n]}" for n in sorted(victims)))
     figures.equal("takeovers_seen", len(takeovers), len(kills))
-    figures.equal("survivor_owned_every_partition",
-                  "yes" if all(c["survivor_alone"] is not None for c in cycles) else "no", "yes")
-    figures.equal("spread_back_after_restart", "yes" if len(spreads) == len(kills) else "no",
-                  "yes")
+    figures.equal("takeover_records_published_by_the_survivor",
+                  sum(1 for c in cycles if c["takeover_published_by"] == c["survivor_process"]),
+                  len(kills))
+    figures.equal("killed_partitions_owned_by_the_survivor_per_group",
+                  sum(1 for c in cycles if c["took_over_per_group"]), len(kills))
+    figures.equal("survivor_recovered_the_killed_partitions_per_its_log",
+                  sum(1 for c in cycles if c["took_over_per_its_log"] and c["recovered_them"]),
+                  len(kills))
+    figures.equal("restarted_worker_owns_what_its_log_says_per_group",
+                  sum(1 for c in cycles if c["restarted_owns_per_group"]
+                      and c["restarted_owns_per_group"] == c["restarted_owns_per_its_log"]),
+                  len(kills))
+    figures.equal("restarted_worker_recovered_per_its_log",
+                  sum(1 for c in cycles if c["restarted_recovered"]), len(kills))
+    figures.equal("spread_back_after_restart",
+                  "yes" if all(c["both_members_per_group"] for c in cycles) else "no", "yes")
     figures.report("spread_back_max_s (restart -> both members own partitions)",
                    max(spreads, default=float("nan")), "s")
     figures.equal("worker_tracebacks", sum(tracebacks(w) for w in workers), 0)
     figures.note("assignment_before", {m[-8:]: sorted(p) for m, p in before.items()})
     figures.note("cycles", cycles)
+    figures.note("restarts", budget.describe())
     figures.note("duplicates", windows[:40])
     figures.note("events", [(round(t - events[0][0], 3), label) for t, label in events])
-    figures.note("different_contents", copies_of(verdict.conflicts, events)[:20])
+    figures.note("different_contents", copies_of(verdict.conflicts, events, processes=procs,
+                                                 partitions=verdict.partitions)[:20])
     figures.note("lost", lost_details(verdict, plans, producer, *(t for t, _ in events)))
     figures.note("worker_errors", worker_errors(workers))
     figures.emit()
 
     common_asserts(verdict)
     assert_explained(windows)
+    assert_no_deaths(deaths)
+    assert not budget.exceeded, budget.describe()
     assert all(c["owned"] and c["owned_matches_group"] for c in cycles), \
         f"a killed worker's log disagrees with the group: {cycles}"
     assert len(takeovers) == len(kills), f"no record of a killed worker's partitions: {cycles}"
-    assert all(c["survivor_alone"] is not None for c in cycles), \
-        f"the survivor never owned every partition: {cycles}"
-    assert len(spreads) == len(kills), f"the partitions did not spread back: {cycles}"
+    assert all(c["takeover_published_by"] == c["survivor_process"] for c in cycles), \
+        f"a take-over record was not published by the survivor: {cycles}"
+    assert all(c["took_over_per_group"] for c in cycles), \
+        f"the group never showed the survivor alone with the killed worker's partitions: {cycles}"
+    assert all(c["took_over_per_its_log"] and c["recovered_them"] for c in cycles), \
+        f"the survivor's log shows no assignment and recovery of the killed partitions: {cycles}"
+    assert all(c["both_members_per_group"] for c in cycles), \
+        f"the partitions did not spread back over both workers: {cycles}"
+    assert all(c["restarted_owns_per_group"]
+               and c["restarted_owns_per_group"] == c["restarted_owns_per_its_log"]
+               for c in cycles), \
+        f"the restarted worker's log disagrees with the group, or it owns nothing: {cycles}"
+    assert all(c["restarted_recovered"] for c in cycles), \
+        f"a restarted worker's log shows no recovery after its assignment: {cycles}"
     assert alive, "a worker died"
     assert sum(tracebacks(w) for w in workers) == 0
-    assert sum(victims.values()) == REBALANCE_KILLS
-    if REBALANCE_KILLS >= 2:  # the CI's 2 kills too: each worker killed once
-        assert set(victims) == set(REBALANCE_WORKERS), f"killed: {dict(victims)}"
-        assert max(victims.values()) - min(victims.values()) <= 1, f"killed: {dict(victims)}"
 
 
 # --------------------------------------------------------------------------- 4. poison
@@ -1080,6 +1322,15 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         yield started
 
 
+#: Restarts (status 75) the replication scenario allows its worker: one. One node of three
+#: crashes, the group's coordinator; leaders move within the publish retries, but the crash
+#: can break the idempotent producer's sequence of a batch in flight (OutOfOrderSequenceNumber,
+#: seen on this cluster: toolwire.app.fixes, fix 1; toolwire.app.publishing), or leave the
+#: group session unanswered for the session timeout, which stops the worker once; its restart
+#: meets two live nodes of three, enough for min.insync.replicas=2.
+CLUSTER_MAX_RESTARTS = 1
+
+
 @pytest.mark.timeout(300 + CLUSTER_RESPONSES * 0.3)
 def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -> None:
     rng = random.Random(SEED + 5)
@@ -1095,40 +1346,50 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
     producer = Producer(cluster.bootstrap, dep.chunks,
                         paced(order, max(15.0, CLUSTER_RESPONSES * 0.1)))
     watcher = Watcher(cluster.bootstrap, [dep.assembled, dep.deadletter], PARTITIONS)
-    supervised = Supervised(dep, "w")
+    supervised = Supervised(dep, "w", CLUSTER_MAX_RESTARTS,
+                            reason="one node crash: at most one fault it cannot get past in "
+                                   "its process")
+    deaths: list[str] = []
     try:
         supervised.worker.wait_ready(timeout=120)
         producer.start()
         assert watcher.wait_for(lambda seen: len(seen) >= len(plans) // 3, timeout=120)
+        check_running(supervisors=[supervised], when="before the node crash")
         victim = asyncio.run(_coordinator(cluster.bootstrap, dep.name))
         stopped_at = time.time()
         cluster.kill(victim)
         first = watcher.first_after(stopped_at, timeout=120)
+        check_running(supervisors=[supervised], when="after the node crash")
         producer.finish(timeout=240 + CLUSTER_RESPONSES * 0.2)
         wait_all(watcher, plans, timeout=120 + CLUSTER_RESPONSES * 0.2)
+        check_running(supervisors=[supervised], when="after the replay")
         supervised.close()
         alive = supervised.alive
         changelogs = [f"{dep.name}-{t}-changelog" for t in ("chunks", "responses", "quarantine")]
         topics = [dep.chunks, dep.assembled, dep.deadletter, *changelogs]
         replication = asyncio.run(_replication(cluster.bootstrap, topics))
         group_state, _ = group_assignment(cluster.bootstrap, dep.name, dep.chunks)
-        # A restart by the supervisor (a status-75 exit) is a kill between two copies too.
-        events = sorted([(stopped_at, f"broker kill (node {victim})"), *supervised.events])
+        # The node's crash: an event of every process then running; a restart by the
+        # supervisor (a status-75 exit): an event of the process that exited only.
+        events = sorted([Event(stopped_at, f"broker kill (node {victim})"),
+                         *supervised.events])
     finally:
         producer.abort()
         supervised.close()
         workers = supervised.workers
-        stop_all(workers)
+        deaths = stop_all(workers)
         watcher.close()
 
     seen = watcher.seen()
     verdict = verify(seen, plans, dep.output_topics)
-    windows = attribute(verdict.duplicates, events)
+    procs = processes(workers, dep.chunks)
+    windows = attribute(verdict.duplicates, events, processes=procs,
+                        partitions=verdict.partitions)
     figures = Figures("replication")
     figures.report("responses", len(plans))
     figures.report("brokers", len(cluster.nodes))
     figures.report("stopped_broker (group coordinator, SIGKILL)", victim)
-    common_figures(figures, verdict, windows)
+    common_figures(figures, verdict, windows, deaths)
     figures.equal("changelog_replication_factor_min",
                   min((replication.get(t, (0, 0, None))[0] for t in changelogs), default=0), 3)
     figures.equal("topic_replication_factor_min",
@@ -1141,19 +1402,25 @@ def test_replication_survives_a_broker_crash(cluster: Cluster, tmp_path: Path) -
     figures.report("longest_output_pause_before_kill_s",
                    longest_pause(seen, stopped_at - 10, 10), "s")
     figures.equal("worker_survived", "yes" if alive else "no", "yes")
-    figures.report("worker_restarts (status 75, by the supervisor)", len(workers) - 1)
+    budget = supervised.budget
+    figures.at_most("worker_restarts (status 75, by the supervisor)",
+                    len(budget.taken) + len(budget.refused), CLUSTER_MAX_RESTARTS)
     figures.equal("worker_tracebacks", sum(tracebacks(w) for w in workers), 0)
     figures.note("replication", {t: list(v) for t, v in replication.items()})
     figures.note("group_state_after", group_state)
     figures.note("events", [(round(t - stopped_at, 3), label) for t, label in events])
+    figures.note("restarts", budget.describe())
     figures.note("duplicates", windows[:40])
-    figures.note("different_contents", copies_of(verdict.conflicts, events)[:20])
+    figures.note("different_contents", copies_of(verdict.conflicts, events, processes=procs,
+                                                 partitions=verdict.partitions)[:20])
     figures.note("lost", lost_details(verdict, plans, producer, stopped_at))
     figures.note("worker_errors", worker_errors(workers))
     figures.emit()
 
     common_asserts(verdict)
     assert_explained(windows)
+    assert_no_deaths(deaths)
+    assert supervised.failure is None, supervised.failure
     assert set(replication) == set(topics), f"not described: {set(topics) - set(replication)}"
     assert {t: v[0] for t, v in replication.items()} == dict.fromkeys(topics, 3)
     assert {t: v[1] for t, v in replication.items()} == dict.fromkeys(topics, PARTITIONS)
