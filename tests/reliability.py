@@ -13,9 +13,9 @@
   while traffic flows.
 - :func:`verify`: lost responses, wrong records, records with one idempotency key and different
   content, identical duplicates; :func:`attribute` ties each copy of a duplicate to the
-  process that published it (:func:`tie`: its provenance ``worker``, or, for an assembled
-  record, which carries none, the worker that ran and owned its partition then, per the
-  workers' own logs: :class:`Process`) and names the event *of that process* between the
+  process that published it (:func:`tie`: its ``toolwire-worker`` header, or, for a record
+  without it, the worker that ran and owned its partition then, per the workers' own logs:
+  :class:`Process`) and names the event *of that process* between the
   copies that explains it (its kill, its restart by :class:`Supervised`, a rebalance that
   moved the partition away from it, or a broker event it lived through: :class:`Event`), or
   none.
@@ -420,9 +420,13 @@ class Seen:
 
     @property
     def worker(self) -> str | None:
-        """The process that published this record (``hostname:pid``) as the record says:
-        a dead letter's ``provenance.worker`` (or its ``toolwire.errors.worker`` header). An
-        assembled record names no worker (see :func:`tie`)."""
+        """The process that published this record (``hostname:pid``) as the record says: its
+        ``toolwire-worker`` header (every output record has one), else a dead letter's
+        ``provenance.worker`` (or its ``toolwire.errors.worker`` header), as a release before
+        the header wrote it."""
+        named = self.headers.get(H_WORKER)
+        if named:
+            return named.decode("utf-8", "replace")
         provenance = (self.record or {}).get("provenance")
         if isinstance(provenance, dict) and isinstance(provenance.get("worker"), str):
             return str(provenance["worker"])
@@ -447,6 +451,8 @@ class Seen:
 
 #: The header of a dead letter that names the worker that wrote it (``hostname:pid``).
 H_ERRORS_WORKER: Final = "toolwire.errors.worker"
+#: The header of every output record that names the worker that published it.
+H_WORKER: Final = "toolwire-worker"
 
 
 class Watcher(threading.Thread):
@@ -749,8 +755,8 @@ BY_OWNER: Final = "the running worker that owned its partition, per the workers'
 
 
 def tie(copy: Seen, procs: Sequence[Process], partition: int | None = None) -> Tie:
-    """The process that published ``copy``: the one its provenance names (a dead letter);
-    else (an assembled record names no worker: see the module's docstring) the only
+    """The process that published ``copy``: the one it names (its ``toolwire-worker`` header,
+    or a dead letter's provenance); else (a record of a release before that header) the only
     process of ``procs`` running at its Kafka timestamp, or, with several, the one whose log
     says it owned ``partition`` (the response's input partition) then."""
     if copy.worker is not None:

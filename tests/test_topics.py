@@ -194,7 +194,7 @@ def test_both_schemas_share_the_same_definitions(contracts: dict[Sink, Contract]
 
 def test_chunk_headers_are_the_ones_the_processor_reads(contracts: dict[Sink, Contract]) -> None:
     constants = {getattr(messages, n) for n in dir(messages) if n.startswith("H_")}
-    produced_by_toolwire = {messages.H_IDEMPOTENCY_KEY, messages.H_OUTCOME}
+    produced_by_toolwire = {messages.H_IDEMPOTENCY_KEY, messages.H_OUTCOME, messages.H_WORKER}
     chunks = contracts[Sink.INPUT]
     assert set(chunks.header_names()) == constants - produced_by_toolwire
     assert chunks.header_names() == [H_REQUEST_ID, H_CHUNK_SEQ, H_PROVIDER, H_MODEL,
@@ -237,10 +237,11 @@ def test_dead_letters_name_their_wire(
 
 def test_output_headers(contracts: dict[Sink, Contract]) -> None:
     assert contracts[Sink.ASSEMBLED].header_names() == [
-        messages.H_REQUEST_ID, messages.H_IDEMPOTENCY_KEY, messages.H_OUTCOME]
+        messages.H_REQUEST_ID, messages.H_IDEMPOTENCY_KEY, messages.H_OUTCOME,
+        messages.H_WORKER]
     dead = contracts[Sink.DEADLETTER].header_names()
-    assert dead[:3] == contracts[Sink.ASSEMBLED].header_names()
-    assert dead[3:] == [f"toolwire.errors.{n}" for n in (
+    assert dead[:4] == contracts[Sink.ASSEMBLED].header_names()
+    assert dead[4:] == [f"toolwire.errors.{n}" for n in (
         "reason", "topic", "partition", "offset.first", "offset.last", "worker", "time")]
 
 

@@ -25,6 +25,7 @@ from toolwire.stream.messages import (
     H_IDEMPOTENCY_KEY,
     H_OUTCOME,
     H_REQUEST_ID,
+    H_WORKER,
     Draft,
     Origin,
     Output,
@@ -59,13 +60,13 @@ def message_size(value: bytes, key: bytes | None, headers: Mapping[str, bytes]) 
             + sum(len(k) + len(v) + 8 for k, v in headers.items()))
 
 
-def response_headers(request_id: str | None, outcome: str) -> dict[str, bytes]:
-    """Headers every output record carries: request, idempotency key, outcome."""
+def response_headers(request_id: str | None, outcome: str, worker: str) -> dict[str, bytes]:
+    """Headers every output record carries: request, idempotency key, outcome, worker."""
     if not request_id:
-        return {H_OUTCOME: outcome.encode()}
+        return {H_OUTCOME: outcome.encode(), H_WORKER: worker.encode()}
     return {H_REQUEST_ID: request_id.encode(),
             H_IDEMPOTENCY_KEY: idempotency_key(request_id).encode(),
-            H_OUTCOME: outcome.encode()}
+            H_OUTCOME: outcome.encode(), H_WORKER: worker.encode()}
 
 
 class Encoder:
@@ -94,7 +95,7 @@ class Encoder:
         if value is None:
             return None
         key = session.encode()
-        headers = response_headers(request_id, "assembled")
+        headers = response_headers(request_id, "assembled", self.settings.worker_name)
         if message_size(value, key, headers) > (limit or self.limits[Sink.ASSEMBLED]):
             return None
         return Output(Sink.ASSEMBLED, key, value, headers, settles=request_id)
@@ -108,7 +109,7 @@ class Encoder:
         now = self.wall()
         settings = self.settings
         request_id, session = decision["request_id"], decision["session_id"]
-        headers = response_headers(request_id, "dead_letter")
+        headers = response_headers(request_id, "dead_letter", settings.worker_name)
         headers.update({
             "toolwire.errors.reason": decision["reason"].encode(),
             "toolwire.errors.topic": settings.topic_chunks.encode(),

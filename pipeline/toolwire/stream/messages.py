@@ -47,6 +47,9 @@ H_IDEMPOTENCY_KEY: Final = "idempotency-key"
 #: On a replayed request (``toolwire dlq replay``): the request id of the original.
 H_REPLAY_OF: Final = "toolwire-replay-of"
 H_OUTCOME: Final = "toolwire-outcome"
+#: On every output record: the worker process that published it (hostname:pid), so that each
+#: copy of a record published twice names its process.
+H_WORKER: Final = "toolwire-worker"
 
 #: The values of ``end-of-stream``: the body ended; the gateway's read of it failed; the
 #: gateway's task was cancelled.
