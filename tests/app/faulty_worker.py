@@ -7,7 +7,10 @@ attempt (counted from 1, over every run of the worker that shares the plan) to s
 that decides a response raises ``NAME`` (an ``aiokafka.errors`` class, or ``hang``: the send
 never returns), and so do the next ``K - 1`` attempts; ``"times": "process"`` makes every
 later attempt of the process that met the fault raise it too (an outage that outlasts the
-retries), and none of a restarted one. What was injected is appended to
+retries), and none of a restarted one. ``"error": "service_crash"`` instead crashes a Faust service
+the way a failed task of the producer's buffer does (``UnknownTopicOrPartitionError``
+after a metadata timeout, seen under a network partition): mode marks every service of the
+app crashed, and the record is sent as usual. What was injected is appended to
 ``PLAN.json.log`` (one JSON line per fault), and the attempt counter lives in
 ``PLAN.json.count``, so a restarted worker goes on where the crashed one stopped. The fault is
 raised instead of sending: the record never reached the broker, exactly as when the real
@@ -53,6 +56,11 @@ def install(plan_path: Path) -> None:
                                             "request": output.settles}) + "\n")
                     if fault["error"] == "hang":
                         await asyncio.sleep(3600)
+                    if fault["error"] == "service_crash":
+                        # What mode's Service.task wrapper does when the task raises.
+                        await self.app.producer.buffer.crash(
+                            aiokafka.errors.UnknownTopicOrPartitionError())
+                        break
                     raise getattr(aiokafka.errors, fault["error"])()
         await real(self, output)
 

@@ -237,6 +237,55 @@ def test_publish_faults_are_retried_or_restart_the_worker_and_lose_nothing(
         worker.stop()
 
 
+CRASH_BOUND = 30.0
+
+
+def test_a_crashed_faust_service_exits_75_and_the_restart_loses_nothing(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Seen under a network partition (issue 23): the producer buffer's task failed with
+    ``UnknownTopicOrPartitionError``, mode logged "We experienced a crash!", and the worker
+    then sat alive and idle, exiting neither 75 nor at all. A crash of any Faust service is a
+    fault the process cannot get past: the worker must exit 75 within a bound, naming the
+    crash, and the restarted worker must decide the pending responses."""
+    dep = Tuned(kafka_bootstrap, tmp_path, partitions=1)
+    asyncio.run(dep.create_topics())
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([{"at": 2, "error": "service_crash"}]))
+    launcher = ("-m", "tests.app.faulty_worker", str(plan))
+    expected = {f"c-r{i}": assemble(GOOD, Options()) for i in range(1, 4)}
+
+    def send(*numbers: int) -> None:
+        asyncio.run(produce(kafka_bootstrap, dep.chunks, [
+            c for n in numbers for c in request_chunks(f"c-s{n}", f"c-r{n}", [GOOD])]))
+
+    worker = Worker(dep, launcher=launcher)
+    try:
+        worker.wait_ready()
+        send(1)
+        assert sorted(records_of(dep, {"c-r1"}, until=1)) == ["c-r1"]
+        crashed = time.monotonic()
+        send(2)  # its decided record: the crash
+        code = wait_exit(worker, timeout=CRASH_BOUND + 30)
+        exited = time.monotonic() - crashed
+        log = worker.log.read_text(errors="replace")
+        assert code == EXIT_FAULT, f"status {code}, not {EXIT_FAULT}:\n{worker.tail()}"
+        assert exited <= CRASH_BOUND, f"exited {exited:.1f} s after the crash"
+        assert "a Faust service crashed" in log and "UnknownTopicOrPartitionError" in log, (
+            worker.tail())
+        worker = Worker(dep, launcher=launcher)  # the supervisor restarts it
+        worker.wait_ready()
+        send(3)
+        everything = records_of(dep, set(expected), until=len(expected))
+        assert sorted(everything) == sorted(expected), "a response was lost"
+        for request, records in everything.items():
+            for record in records:
+                assert comparable(record) == comparable(expected[request]), request
+        print(f"\nservice crash: exit {code} {exited:.1f} s after the crash; "
+              f"{sum(map(len, everything.values()))} records for {len(expected)} responses")
+    finally:
+        worker.stop()
+
+
 def test_a_worker_whose_publish_never_returns_is_reported_not_live(
         kafka_bootstrap: str, tmp_path: Path) -> None:
     dep = Tuned(kafka_bootstrap, tmp_path, partitions=1,

@@ -22,6 +22,7 @@ import faust
 
 from toolwire.app import fixes
 from toolwire.app.commit import Checkpoint, drain_producer
+from toolwire.app.crash import CrashWatch
 from toolwire.app.faust_app import build_faust_app, changelog_configs
 from toolwire.app.health import Health, serve
 from toolwire.app.metrics import WorkerMetrics
@@ -330,7 +331,14 @@ class Toolwire:
         app.worker_init()
         worker = Worker(app, loglevel=loglevel, quiet=True,
                         logging_config=logging_config(self.settings.log_format, loglevel))
-        worker.execute_from_commandline()  # exits the process when the worker stops
+        watch = CrashWatch(worker, self.fail).start()
+        try:
+            worker.execute_from_commandline()  # exits the process when the worker stops
+        except SystemExit:
+            watch.check()  # a crash that mode turned into status 1 exits 75 instead
+            raise
+        finally:
+            watch.stop()
         return 0
 
 

@@ -137,6 +137,11 @@ def _unreachable(exc: BaseException) -> BaseException | None:
     return None
 
 
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says that no bootstrap server answered (not a refusal of any kind)."""
+    return _unreachable(exc) is not None
+
+
 def kafka_failure(prog: str, exc: BaseException, bootstrap: str, settings: Settings,
                   security: dict[str, Any], *, source: str | None = None) -> Failure:
     """The failure of a command whose Kafka client failed, on one line that names the

@@ -8,18 +8,31 @@ import dataclasses
 from typing import Any
 
 from toolwire.cli.common import (
+    CommandError,
     Failure,
     Subparsers,
     find_broker,
     kafka_failure,
     kafka_security,
     load_settings,
+    unreachable,
 )
 from toolwire.config.settings import Settings
 
 PROG = "toolwire worker"
 #: How long the check before Faust starts waits for the cluster to answer.
 REACH_TIMEOUT = 15.0
+#: The status of a worker that cannot reach its cluster: the supervisor's restart status
+#: (``toolwire.app.publishing.EXIT_FAULT``, not imported here: it pulls in Faust).
+EXIT_UNREACHABLE = 75
+
+
+class Unreachable(CommandError):
+    """The cluster did not answer: temporary (a partition, brokers restarting), so the
+    worker exits with the status its supervisor restarts on, not 1 — a worker restarted
+    after a fault while its brokers are cut off must not end up stopped for good."""
+
+    status = EXIT_UNREACHABLE
 
 
 def add(sub: Subparsers) -> None:
@@ -33,7 +46,9 @@ def add(sub: Subparsers) -> None:
             "KAFKA_BOOTSTRAP_SERVERS, else the local broker of 'toolwire broker start'. "
             "Settings come from TOOLWIRE_* variables (see the README); on a secured cluster "
             "(TOOLWIRE_SECURITY_PROTOCOL) the login is checked first and a refused one exits 1 "
-            "naming the setting to fix; a cluster that does not answer at all exits 1 too. "
+            "naming the setting to fix; a cluster that does not answer within 15 s exits 75, "
+            "the status a supervisor restarts it on (a partition or a broker restart is "
+            "temporary), with a line naming the address. "
             "Stop it with Ctrl-C or SIGTERM."),
     )
     p.add_argument("--loglevel", "-l", default="info",
@@ -74,7 +89,11 @@ def check_reachable(bootstrap: str, settings: Settings, security: dict[str, Any]
     try:
         asyncio.run(reach())
     except Exception as exc:  # KafkaUnreachable, KafkaError, OSError
-        raise kafka_failure(PROG, exc, bootstrap, settings, security) from None
+        failure = kafka_failure(PROG, exc, bootstrap, settings, security)
+        if unreachable(exc):
+            raise Unreachable(f"{failure}; exiting {EXIT_UNREACHABLE} for the process "
+                              "supervisor to start the worker again", PROG) from None
+        raise failure from None
 
 
 def check_login(bootstrap: str, settings: Settings, security: dict[str, Any]) -> None:
