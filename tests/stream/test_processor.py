@@ -184,6 +184,26 @@ def test_state_is_deleted_after_completion_and_dedupe_markers_expire() -> None:
     assert world.responses == {}
 
 
+def test_markers_restored_after_a_restart_expire_on_time_behind_new_decisions() -> None:
+    """A restarted worker learns the restored done markers at its first sweep, after it may
+    already have decided new responses. The sweep stops at the first marker still in its
+    dedupe window, so restored markers queued behind the new ones expired up to a whole
+    window late (found by a long run: changelog size kept growing after each restart)."""
+    world = World()
+    world.publish("old", GOOD, session="s-old")
+    world.clock.now += 300
+    world.restart()  # the old marker is in the table only, not yet known to the sweep
+    world.publish("new", GOOD, session="s-new")  # decided before the first sweep
+    world.clock.now += 301  # the old marker's window is over; the new one's is not
+    world.sweep()
+    assert "old" not in world.responses, "the restored marker waited behind a young one"
+    assert isinstance(decode_response(world.responses["new"]), DoneMarker)
+    assert world.processor.stats["dedupe_markers_expired"] == 1
+    world.clock.now += 300
+    world.sweep()
+    assert world.responses == {}
+
+
 def test_duplicate_chunks_are_skipped_and_counted() -> None:
     world = World()
     pieces = [GOOD[i:i + 50] for i in range(0, len(GOOD), 50)]

@@ -199,14 +199,61 @@ def test_open_responses_of_the_per_chunk_release_are_rebuilt_and_rewritten() -> 
     assert world.chunks == {}  # a drain that began after the done marker has completed
 
 
-def test_a_missing_segment_is_a_state_error_not_a_silent_gap() -> None:
+def test_a_segment_lost_with_its_uncommitted_flush_is_read_again_from_the_input() -> None:
+    """A flush writes a response's new segment and its metadata to two changelogs; a worker
+    that stopped before the commit after it (a crash, a publish fault, the zombie fence) can
+    leave the metadata durable and the segment not. Its chunks came from input never
+    committed: the restarted worker rebuilds the response from the segments before it and
+    takes those chunks from the input again (was: a ``StateError``, and the response an
+    ``internal_error`` dead letter)."""
+    world = World(drain=False)
+    for seq in range(3):
+        send_piece(world, "r1", seq)
+    world.commit()  # offsets of chunks 0-2 committed, segment 0
+    for seq in range(3, 6):
+        send_piece(world, "r1", seq)
+    world.processor.flush()  # segment 1 and metadata (2 segments) written, never committed
+    del world.chunks[segment_key("r1", 1)]  # the segment's write was lost, the metadata's not
+    state = decode_response(world.responses["r1"])
+    assert isinstance(state, OpenResponse) and state.segments == 2
+    world.restart()
+    for seq in range(3, len(PIECES)):  # re-read from the committed offset
+        send_piece(world, "r1", seq)
+    out = send_end(world, "r1")
+    assert world.processor.stats["state_segments_reread"] == 1
+    assert world.processor.stats["duplicates_skipped"] == 0
+    assert len(out) == 1
+    assert_the_record_assemble_gives(out[0], GOOD)
+
+
+def test_a_missing_segment_whose_chunks_do_not_come_again_is_a_sequence_gap() -> None:
+    """A segment missing with its input committed (which the commit's order rules out) is
+    not a silent gap either: the next chunk finds the hole, and the response is a
+    ``sequence_gap`` dead letter that names it."""
     world = World(drain=False)
     for seq in range(3):
         send_piece(world, "r1", seq)
     world.commit()
     del world.chunks[segment_key("r1", 0)]
     world.restart()
-    with pytest.raises(StateError, match="segment 0 of 1"):
+    out = send_piece(world, "r1", 3)
+    assert len(out) == 1 and out[0].sink is Sink.DEADLETTER
+    letter = record(out[0])
+    assert letter["reason"] == "sequence_gap", letter
+    assert "expected chunk 0, got chunk 3" in letter["detail"]
+
+
+def test_a_segment_that_does_not_follow_the_one_before_is_a_state_error() -> None:
+    world = World(drain=False)
+    for seq in range(3):
+        send_piece(world, "r1", seq)
+    world.commit()
+    for seq in range(3, 5):
+        send_piece(world, "r1", seq)
+    world.commit()
+    world.chunks[segment_key("r1", 1)] = world.chunks[segment_key("r1", 0)]  # starts at 0
+    world.restart()
+    with pytest.raises(StateError, match="segment 1 of 2"):
         world.processor.rebuild("r1", decode_response(world.responses["r1"]))  # type: ignore[arg-type]
 
 

@@ -81,6 +81,11 @@ EVENT_COUNTERS: Final[Mapping[Event, tuple[str, str]]] = {
                           "Flushes of the write-behind cache (one before each commit)."),
     Event.STATE_WRITES: ("toolwire_state_writes_total",
                          "Table writes (changelog records) made by those flushes."),
+    Event.STATE_SEGMENTS_REREAD: ("toolwire_state_segments_reread_total",
+                                  "Stored segments an open response's metadata counted but "
+                                  "its changelog lacked after a restart (a flush whose commit "
+                                  "never completed): its chunks are read again from the "
+                                  "uncommitted input."),
     Event.RECOVERY_FLOW_RESUMED: ("toolwire_recovery_flow_resumed_total",
                                   "Table recoveries found with their consumer flow stopped and "
                                   "resumed (a faust-streaming stall, see toolwire.app.watchdog)."),

@@ -95,6 +95,7 @@ class Control:
 
     def decided(self, request_id: str, done: float, partition: int) -> None:
         """``request_id``'s record was published at wall time ``done``."""
+        self.done_at.pop(request_id, None)  # decided again (a replay): last in order
         self.done_at[request_id] = (done, partition)
 
     def assigned(self) -> None:
@@ -146,8 +147,14 @@ class Control:
                 found.append((state.done, request_id, state.partition))
             elif request_id not in self.last_seen:
                 self.last_seen[request_id] = now
-        for done, request_id, partition in sorted(found):
-            self.done_at.setdefault(request_id, (done, partition))
+        # Markers restored with the partitions are older than the ones decided since the
+        # assignment, yet come later: merged in by their time, or the sweep's scan (which stops
+        # at the first marker still in its window) leaves them behind the young ones, expired
+        # up to a whole dedupe window late.
+        merged = dict(self.done_at)
+        for done, request_id, partition in found:
+            merged.setdefault(request_id, (done, partition))
+        self.done_at = dict(sorted(merged.items(), key=lambda item: item[1][0]))
 
     # -- the agent's side: act, in an event of the owning partition ----------------------------
 

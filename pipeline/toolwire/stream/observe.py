@@ -49,6 +49,9 @@ class Event(StrEnum):
     FRAMES_AFTER_END = "frames_after_end"
     STATE_FLUSHES = "state_flushes"
     STATE_WRITES = "state_writes"
+    #: Segments an open response's metadata counted but its changelog lacked when it was
+    #: rebuilt (a flush whose commit never completed): read again from the input instead.
+    STATE_SEGMENTS_REREAD = "state_segments_reread"
     #: Counted by the worker, not the processor (see :mod:`toolwire.app.watchdog`).
     RECOVERY_FLOW_RESUMED = "recovery_flow_resumed"
 

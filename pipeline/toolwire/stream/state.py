@@ -352,6 +352,19 @@ class Chunks(_View):
             yield from segment.chunks
             seq += len(segment.chunks)
 
+    def durable_segments(self, request_id: str, count: int) -> int:
+        """How many of the first ``count`` segments are stored, counted up to the first one
+        missing. A flush writes a response's new segment and its metadata to two changelogs;
+        a worker that stopped before the commit after it (a crash, a fault, a fence) can
+        leave the metadata durable and the segment not. That segment's chunks came from
+        input that was never committed, so the restarted worker reads them again: the
+        response is rebuilt from the segments before it. A segment that is there but does
+        not start where the one before it ended is not that case (see :meth:`segments`)."""
+        for n in range(count):
+            if self.segment(request_id, n) is None:
+                return n
+        return count
+
 
 class Responses(_View):
     def get(self, request_id: str) -> ResponseState | None:

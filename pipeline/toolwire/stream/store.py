@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from toolwire.core import Assembler, Options, Provenance
 from toolwire.stream.messages import Origin
@@ -187,7 +187,14 @@ class Store:
     # -- reading back ------------------------------------------------------------------------
 
     def read(self, request_id: str, state: OpenResponse) -> list[StoredChunk]:
-        """The chunks an open response has stored, in order, to replay into a new assembler."""
+        """The chunks an open response has stored, in order, to replay into a new assembler:
+        those of its durable segments (:meth:`toolwire.stream.state.Chunks.durable_segments`;
+        the chunks of a segment lost with its uncommitted flush come again from the input)."""
+        if state.segments is not None:
+            found = self.chunks.durable_segments(request_id, state.segments)
+            if found < state.segments:
+                self.stats[Event.STATE_SEGMENTS_REREAD] += state.segments - found
+                state = replace(state, segments=found, stored=None)
         return list(self.chunks.stored(request_id, state))
 
     def adopt(self, live: Live, state: OpenResponse, chunks: list[StoredChunk]) -> None:
@@ -202,10 +209,12 @@ class Store:
             if chunks:
                 self.retiring.append(Retiring(request_id, state.partition, 0, len(chunks)))
         else:
-            if state.stored is not None and state.stored != len(chunks):
+            found = self.chunks.durable_segments(request_id, state.segments)
+            if found == state.segments and state.stored is not None and (
+                    state.stored != len(chunks)):
                 raise StateError(f"request {request_id}: {len(chunks)} chunks in its segments, "
                                  f"its metadata says {state.stored}")
-            live.stored, live.segments = len(chunks), state.segments
+            live.stored, live.segments = len(chunks), found
 
     def raw(self, live: Live) -> list[tuple[int, bytes | None]]:
         """Every chunk of ``live``, stored or held, for its dead letter's raw copy (a chunk kept
