@@ -71,4 +71,7 @@ class CrashWatch:
 
     def _watch(self) -> None:
         while not self._stop.wait(self.interval):
-            self.check()
+            reason = self.reason()
+            if reason is not None:
+                self._stop.set()  # once: the worker's fail does not return
+                self.fail(crash_fault(reason))

@@ -41,6 +41,11 @@ def build_faust_app(settings: Settings) -> faust.App:
     return app
 
 
+def heartbeat_interval(settings: Settings) -> float:
+    """Seconds between the consumer's heartbeats: three or more per session timeout."""
+    return min(3.0, settings.session_timeout_seconds / 3)
+
+
 def changelog_configs(settings: Settings) -> dict[str, str]:
     """Topic configs of the tables' changelog topics."""
     if settings.min_insync_replicas is None:
@@ -69,7 +74,14 @@ def _faust_app(settings: Settings) -> faust.App:
         key_serializer="raw",
         value_serializer="raw",
         broker_session_timeout=settings.session_timeout_seconds,
-        broker_heartbeat_interval=min(3.0, settings.session_timeout_seconds / 3),
+        broker_heartbeat_interval=heartbeat_interval(settings),
+        # A request to a broker cut off by a partition (no FIN, no reset) waits this long
+        # before the consumer gives up on it and refreshes its metadata; until then the
+        # partitions of that fetch stay unread even once their leaders moved. Faust's 90 s
+        # made a worker wait about 50 s after an isolated broker came back; this is the
+        # least Faust accepts (the session timeout) plus room for a JoinGroup answered only
+        # when a member that died is expelled (one session timeout).
+        broker_request_timeout=settings.session_timeout_seconds + 10.0,
         web_enabled=False,
         web_bind="127.0.0.1",  # 'faust worker' may start the web server anyway: never on 0.0.0.0
         # Sending to a missing topic would otherwise retry for 20 minutes before failing.

@@ -1,10 +1,11 @@
 """At-least-once holes in faust-streaming 0.15.x, closed for this app: the project's patches
 to Faust, all of them and nothing else.
 
-The four were found by our crash tests (``tests/app/test_crash_broker.py``: SIGKILL a worker
-mid-stream, restart, every response exactly once) and each loses input silently, so they are
-patched here, narrowly, until fixed upstream (a fifth fault, a table recovery left with its
-flow stopped, is not patched but watched for: :mod:`toolwire.app.watchdog`):
+The first four were found by our crash tests (``tests/app/test_crash_broker.py``: SIGKILL a
+worker mid-stream, restart, every response exactly once) and each loses input silently, so
+they are patched here, narrowly, until fixed upstream (another fault, a table recovery left
+with its flow stopped, is not patched but watched for: :mod:`toolwire.app.watchdog`); the
+fifth, by the network-fault tests (``tests/net``: a worker partitioned from its brokers):
 
 1. **Commit ahead of the changelog.** Faust commits an offset once the messages *attached* to
    it are sent, but table changelog writes are buffered with ``send_soon`` and not attached. A
@@ -39,17 +40,25 @@ flow stopped, is not patched but watched for: :mod:`toolwire.app.watchdog`):
    read mark until the queues are cleared and the flow resumed — upstream's order otherwise.
    (Seeking while the partitions were still paused, then clearing and resuming, was tried
    first: it left restarted workers idle in some runs, so it was dropped.)
+5. **A zombie writes.** aiokafka keeps the time of its last answered heartbeat to itself (a
+   local of its heartbeat loop), and nothing of Faust stops producing when the group session
+   ends: a worker cut off for longer than the session timeout, then healed, published and
+   wrote changelogs for partitions another worker owned by then. Fix: every answered
+   heartbeat and every completed join note the time in :data:`CONTACT` (per group), and the
+   worker's :class:`toolwire.app.fencing.Fence` refuses to write once it is too old.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
 from weakref import WeakKeyDictionary
 
 from aiokafka import TopicPartition
+from aiokafka.consumer import group_coordinator as _group_coordinator
 from faust.tables import recovery as _recovery
 from faust.transport import consumer as _consumer
 
@@ -58,6 +67,9 @@ _MARK = "_toolwire_patched"
 COMMITS: WeakKeyDictionary[Any, Callable[[], Awaitable[object]]] = WeakKeyDictionary()
 #: Faust's own method, kept for the test that shows the race it has (read, not patched, here).
 UPSTREAM_ON_RECOVERY_COMPLETED: Any = _recovery.Recovery.on_recovery_completed
+#: When the coordinator of each consumer group last confirmed this process's member
+#: (``time.monotonic()``; fix 5). Written in Faust's consumer thread, read in the worker's.
+CONTACT: dict[str, float] = {}
 
 
 def before_offsets(app: Any, commit: Callable[[], Awaitable[object]]) -> None:
@@ -169,4 +181,27 @@ def install(input_topic: str) -> None:
     consumer_class.__init__ = init_with_guarded_read_offsets
     recovery_class: Any = _recovery.Recovery
     recovery_class.on_recovery_completed = on_recovery_completed_in_order
+    _note_group_contact()
     setattr(consumer_class, _MARK, True)
+
+
+def _note_group_contact() -> None:
+    """Fix 5: note in :data:`CONTACT` each answer that confirms the member (a heartbeat
+    answered without error, or with "rebalancing", which keeps the member; a join and sync
+    that succeeded, after which aiokafka starts its heartbeat task)."""
+    coordinator: Any = _group_coordinator.GroupCoordinator
+    do_heartbeat = coordinator._do_heartbeat
+    start_heartbeat_task = coordinator._start_heartbeat_task
+
+    async def do_heartbeat_noting_contact(self: Any) -> bool:
+        ok: bool = await do_heartbeat(self)
+        if ok:
+            CONTACT[self.group_id] = time.monotonic()
+        return ok
+
+    def start_heartbeat_task_noting_contact(self: Any) -> None:
+        CONTACT[self.group_id] = time.monotonic()
+        start_heartbeat_task(self)
+
+    coordinator._do_heartbeat = do_heartbeat_noting_contact
+    coordinator._start_heartbeat_task = start_heartbeat_task_noting_contact

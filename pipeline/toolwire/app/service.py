@@ -23,7 +23,8 @@ import faust
 from toolwire.app import fixes
 from toolwire.app.commit import Checkpoint, drain_producer
 from toolwire.app.crash import CrashWatch
-from toolwire.app.faust_app import build_faust_app, changelog_configs
+from toolwire.app.faust_app import build_faust_app, changelog_configs, heartbeat_interval
+from toolwire.app.fencing import Fence
 from toolwire.app.health import Health, serve
 from toolwire.app.metrics import WorkerMetrics
 from toolwire.app.publishing import EXIT_FAULT, Publisher, PublishFault, publish_fitted
@@ -56,6 +57,10 @@ class Toolwire:
             Sink.DEADLETTER: app.topic(settings.topic_deadletter, **raw),
             Sink.INPUT: self.chunks_topic,
         }
+        #: Asked before every write: a worker whose group session may have ended writes
+        #: nothing (a zombie after a partition; fix 5 of :mod:`toolwire.app.fixes`).
+        self.fence = Fence(app.conf.id, settings.session_timeout_seconds,
+                           heartbeat_interval(settings), fixes.CONTACT, self.fail)
         self.tables = (
             self._table("chunks", "raw chunks of open responses, deleted when decided"),
             self._table("responses", "open responses' metadata, then dedupe markers"),
@@ -98,9 +103,10 @@ class Toolwire:
     def _table(self, name: str, help: str) -> TextKeys:
         # Same partition count as the input topic: a table's changelog partition is the
         # partition of the event that writes it, and restoring relies on the two lining up.
-        return TextKeys(self.app.Table(name, key_type=bytes, value_type=bytes,
-                                       partitions=self.settings.partitions, help=help,
-                                       extra_topic_configs=changelog_configs(self.settings)))
+        table = self.app.Table(name, key_type=bytes, value_type=bytes,
+                               partitions=self.settings.partitions, help=help,
+                               extra_topic_configs=changelog_configs(self.settings))
+        return TextKeys(table, guard=self.fence.check)
 
     def _gauges(self) -> dict[str, float]:
         return self.processor.gauges()
@@ -218,6 +224,7 @@ class Toolwire:
         """One attempt at sending ``output``; a record that decides a response, and every
         dead letter, is awaited until the broker acknowledges it (a control message is
         not: a lost sweep request is sent again at the next sweep)."""
+        self.fence.check()
         sent = await self.sinks[output.sink].send(
             key=output.key, value=output.value, headers=output.headers,
             partition=output.partition)

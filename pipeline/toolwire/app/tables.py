@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
+
+
+def _open() -> None:
+    return None
 
 
 class TextKeys(MutableMapping[str, bytes]):
@@ -12,10 +16,14 @@ class TextKeys(MutableMapping[str, bytes]):
     Faust picks a table's serializers from ``key_type``/``value_type`` alone (``bytes`` → raw,
     anything else → JSON, even with a raw ``schema``, and recovery then fails to decode what
     the agent wrote), so the tables are bytes to bytes and the keys are encoded here.
+
+    ``guard`` is called before every write, and stops the worker instead of it when the
+    worker may no longer own the partition (:class:`toolwire.app.fencing.Fence`).
     """
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Any, guard: Callable[[], None] = _open) -> None:
         self.table = table
+        self.guard = guard
         #: Changelog writes not yet known to be acknowledged: (partition, key, future).
         self.unconfirmed: list[tuple[int, str, Any]] = []
 
@@ -27,9 +35,11 @@ class TextKeys(MutableMapping[str, bytes]):
         return self.table.get(key.encode(), default)
 
     def __setitem__(self, key: str, value: bytes) -> None:
+        self.guard()
         self.table[key.encode()] = value
 
     def __delitem__(self, key: str) -> None:
+        self.guard()
         del self.table[key.encode()]
 
     def __contains__(self, key: object) -> bool:
@@ -49,6 +59,7 @@ class TextKeys(MutableMapping[str, bytes]):
         event, so it only works inside the agent; a flush runs before a commit, outside any
         event, and names the partition itself (the memory store needs none).
         """
+        self.guard()
         raw_key = key.encode()
         if value is None:
             self.table.data.pop(raw_key, None)
