@@ -949,12 +949,15 @@ class Supervised:
 
     def __init__(self, deployment: Deployment, tag: str, max_restarts: int | None = None, *,
                  budget: RestartBudget | None = None, reason: str = "",
-                 launcher: Sequence[str] = ("-m", "toolwire.cli")) -> None:
+                 launcher: Sequence[str] = ("-m", "toolwire.cli"),
+                 prefix: Sequence[str] = ()) -> None:
         self.deployment = deployment
         self.tag = tag
         self.launcher = tuple(launcher)
+        #: What every worker of it runs under (see :class:`~tests.app.support.Worker`).
+        self.prefix = tuple(prefix)
         self.budget = budget if budget is not None else RestartBudget(max_restarts, reason)
-        self.workers = [Worker(deployment, tag, launcher)]
+        self.workers = [Worker(deployment, tag, launcher, self.prefix)]
         self.exits: list[int] = []
         #: When each restart's exit was seen (before the next worker started).
         self.restart_times: list[float] = []
@@ -1009,7 +1012,7 @@ class Supervised:
                                           f"{code} of {worker.name})",
                                  worker=worker.name, kind=RESTART))
         self.workers.append(Worker(self.deployment, f"{self.tag}{len(self.workers)}",
-                                   self.launcher))
+                                   self.launcher, self.prefix))
         return True
 
     def check(self, when: str = "at a checkpoint") -> None:

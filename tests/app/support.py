@@ -161,9 +161,12 @@ class Worker:
     (``expect_exited=True``, or :meth:`accept_exit` by a supervisor that restarts it)."""
 
     def __init__(self, deployment: Deployment, tag: str = "worker",
-                 launcher: Sequence[str] = ("-m", "toolwire.cli")) -> None:
+                 launcher: Sequence[str] = ("-m", "toolwire.cli"),
+                 prefix: Sequence[str] = ()) -> None:
         """``launcher``: what runs ``worker`` (another module that wraps the command line, e.g.
-        ``tests.app.faulty_worker PLAN``)."""
+        ``tests.app.faulty_worker PLAN``). ``prefix``: what the interpreter is run under, which
+        must exec it so that the pid is the worker's (``ip netns exec NS``: a worker in a
+        network namespace of :mod:`tests.net.netns`)."""
         self.deployment = deployment
         self.tag = tag
         self.log = deployment.state_dir / f"{tag}-{uuid.uuid4().hex[:6]}.log"
@@ -182,7 +185,7 @@ class Worker:
         self._reported = False
         self._lock = threading.RLock()  # the test's thread and a supervisor's
         self.process = subprocess.Popen(
-            [sys.executable, *launcher, "worker", "--loglevel", "info"],
+            [*prefix, sys.executable, *launcher, "worker", "--loglevel", "info"],
             env=deployment.env(), stdout=self._log_file, stderr=subprocess.STDOUT,
             start_new_session=True)
         self._name: str | None = None
