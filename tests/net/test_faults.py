@@ -317,9 +317,16 @@ def test_a_slow_link_between_one_worker_and_the_cluster(stage: Stage) -> None:
         assert run.producer is not None
         run.finish(240)
         done = time.time()
+        _slow_figures(run, figures, started, done)
+        finish(run, figures, [])  # stops the workers while their relays still run
     finally:
+        run.close()
         for proc in relays:
             relay_host.stop(proc)
+
+
+def _slow_figures(run: Run, figures: Figures, started: float, done: float) -> None:
+    assert run.producer is not None
     slow = run.supervisors[0].worker
     firsts: dict[str, Seen] = {}
     for s in sorted(run.seen(), key=lambda s: s.created):
@@ -339,5 +346,4 @@ def test_a_slow_link_between_one_worker_and_the_cluster(stage: Stage) -> None:
                    if fast_latency else float("nan"), "s")
     figures.report("responses decided by the slow worker", len(slow_latency))
     figures.report("run_s", done - started, "s")
-    finish(run, figures, [])
     assert slow_latency, "the slow worker decided nothing: its link was not used"
