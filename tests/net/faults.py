@@ -104,28 +104,30 @@ def run_in(host: Host, work: Callable[[], Coroutine[Any, Any, T]], timeout: floa
     return out[0]
 
 
-class HostProducer(Producer):
+class _InHost(threading.Thread):
+    """A harness thread whose sockets live in ``host`` (set before the thread starts)."""
+
+    host: Host
+
+    def run(self) -> None:
+        enter(self.host)
+        super().run()
+
+
+class HostProducer(_InHost, Producer):
     """:class:`~tests.reliability.Producer` sending from inside ``host``."""
 
     def __init__(self, host: Host, *args: Any, **kwargs: Any) -> None:
         self.host = host
         super().__init__(*args, **kwargs)
 
-    def run(self) -> None:
-        enter(self.host)
-        super().run()
 
-
-class HostWatcher(Watcher):
-    """:class:`~tests.reliability.Watcher` reading from inside ``host``."""
+class HostWatcher(_InHost, Watcher):
+    """:class:`~tests.reliability.Watcher` reading from inside ``host`` (it starts itself)."""
 
     def __init__(self, host: Host, *args: Any, **kwargs: Any) -> None:
         self.host = host
         super().__init__(*args, **kwargs)
-
-    def run(self) -> None:
-        enter(self.host)
-        super().run()
 
 
 @dataclass
