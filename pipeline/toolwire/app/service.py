@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 import faust
 
-from toolwire.app import fixes
+from toolwire.app import fixes, memory
 from toolwire.app.commit import Checkpoint, drain_producer
 from toolwire.app.crash import CrashWatch
 from toolwire.app.faust_app import build_faust_app, changelog_configs, heartbeat_interval
@@ -316,6 +316,7 @@ class Toolwire:
         if self.checkpoint.counted == self._counted_at_sweep:
             await self.checkpoint.commit(offsets=False)
         self._counted_at_sweep = self.checkpoint.counted
+        memory.after_sweep(self.settings)
 
     async def _on_revoked(self, sender: Any, revoked: set[Any], **kwargs: Any) -> None:
         partitions = {tp.partition for tp in revoked if tp.topic == self.settings.topic_chunks}

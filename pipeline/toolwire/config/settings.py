@@ -155,6 +155,10 @@ class Settings:
     #: The worker's event loop: ``asyncio`` (the standard one) or ``uvloop`` (libuv-based,
     #: needs the ``uvloop`` package; see docs/benchmarks.md for what it gives).
     event_loop: str = "asyncio"
+    #: Call glibc's ``malloc_trim(0)`` at the end of each sweep, returning the free memory
+    #: inside the C heaps to the system (``toolwire.app.memory``; a no-op without glibc). It
+    #: matters with ``PYTHONMALLOC=malloc``; see docs/benchmarks.md, "RSS after completion".
+    trim_after_sweep: bool = False
     #: Where local state lives (the embedded broker, worker data).
     state_dir: Path = Path(".toolwire")
     #: The topic contracts' folder; ``None``: ``topics/`` of the checkout the package runs
