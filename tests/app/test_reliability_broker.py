@@ -548,9 +548,13 @@ def test_crash_replay_with_random_sigkills(kafka_bootstrap: str, tmp_path: Path)
 #: cannot get past in its process: the outage breaking its idempotent producer's sequence
 #: (OutOfOrderSequenceNumber, toolwire.app.publishing), or its group session lapsing while
 #: the coordinator is away (longer than TOOLWIRE_SESSION_TIMEOUT). The restarted worker, with
-#: a fresh producer and session, must then meet a broker that is back. A second exit would
-#: be a crash loop.
-BROKER_MAX_RESTARTS = 1
+#: a fresh producer and session, must then meet a broker that is back. Since the zombie fence
+#: (toolwire.app.fencing), a session that lapses while the broker is away stops the worker at
+#: its next write, and a worker restarted while the broker is still away exits 75 at start
+#: (it cannot reach it): on a loaded machine the outage outlasts the 6 s session, and the
+#: restarts are the fence's one and up to two of a start that met no broker. More would be a
+#: crash loop.
+BROKER_MAX_RESTARTS = 3
 
 
 @pytest.mark.timeout(300 + BROKER_RESPONSES * 0.3)
