@@ -1056,6 +1056,11 @@ def tracebacks(worker: Worker) -> int:
     return worker.log.read_text(errors="replace").count("Traceback")
 
 
+def fence_holds(worker: Worker) -> int:
+    """Holds of the zombie fence the worker logged as released (toolwire.app.fencing)."""
+    return worker.log.read_text(errors="replace").count("fence: released after")
+
+
 #: A line of a Faust worker's log: its time (local, to the millisecond), pid, level, text.
 _LOG_LINE = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] \[\d+\] \[\w+\] (.*)$")
 

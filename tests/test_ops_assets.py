@@ -692,7 +692,8 @@ def test_every_dashboard_query_returns_series_from_a_real_worker(
     instance = f"127.0.0.1:{dep.metrics_port}"
     assert by("Worker live and ready/A", "instance") == {instance: 1.0}
     assert by("Worker live and ready/B", "instance") == {instance: 1.0}
-    assert by("Worker restarts/A", "instance") == {instance: 0.0}
+    assert by("Worker restarts and fence holds/A", "instance") == {instance: 0.0}
+    assert by("Worker restarts and fence holds/B", "instance") == {instance: 0.0}
     assert 0 <= by("Seconds since progress/A", "instance")[instance] < 60
     assert by("Quarantined sessions/A", "instance") == {
         f"127.0.0.1:{dep.metrics_port}": 4.0}  # per wave: the dead letter's, the malformed

@@ -1,4 +1,4 @@
-"""The at-least-once commit: its five steps in their order, and what each mode does when a
+"""The at-least-once commit: its steps in their order, and what each mode does when a
 step fails (before offsets: retry, then stop the worker; the sweep's: leave it to the next)."""
 
 from __future__ import annotations
@@ -39,9 +39,14 @@ class Script:
     def retire(self) -> None:
         self.steps.append("retire")
 
-    def checkpoint(self, *, with_fatal: bool = True) -> Checkpoint:
+    def checkpoint(self, *, with_fatal: bool = True, gated: bool = False) -> Checkpoint:
         return Checkpoint(self, self.drain, self.resend,
-                          fatal=self.fatal.append if with_fatal else None)
+                          fatal=self.fatal.append if with_fatal else None,
+                          gate=self.gate if gated else None)
+
+    async def gate(self) -> None:
+        self.steps.append("gate")
+        await asyncio.sleep(0)
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +58,23 @@ def test_the_steps_run_in_their_order() -> None:
     script = Script()
     assert asyncio.run(script.checkpoint().commit()) is True
     assert script.steps == ["flush", "drain", "resend:0", "drained", "retire"]
+
+
+def test_the_gate_comes_before_every_write_and_a_closed_one_writes_nothing() -> None:
+    """The zombie fence's hold (toolwire.app.fencing) is awaited before the flush; a gate that
+    stops the worker (here: raises) leaves the held writes unflushed."""
+    script = Script()
+    assert asyncio.run(script.checkpoint(gated=True).commit()) is True
+    assert script.steps == ["gate", "flush", "drain", "resend:0", "drained", "retire"]
+
+    async def stopped() -> None:
+        raise RuntimeError("expelled")
+
+    closed = Script()
+    gated = Checkpoint(closed, closed.drain, closed.resend, gate=stopped)
+    with pytest.raises(RuntimeError, match="expelled"):
+        asyncio.run(gated.commit())
+    assert closed.steps == []
 
 
 def test_failed_changelog_writes_are_sent_again_and_drained_before_the_drain_counts() -> None:

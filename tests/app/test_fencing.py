@@ -1,8 +1,9 @@
 """The zombie fence without a broker (:mod:`toolwire.app.fencing`, fix 5 of
-:mod:`toolwire.app.fixes`): a worker whose group session may have ended — no answered
-heartbeat for the session timeout less one heartbeat interval — writes nothing: every publish
-and every table write stops the worker instead. The network-fault test of a partitioned worker
-(``tests/net``) shows it on a real cluster."""
+:mod:`toolwire.app.fixes`): while the group session is in doubt — no answered heartbeat for
+the session timeout less one heartbeat interval — every write holds until the coordinator
+answers; a coordinator that answers "not a member" stops the worker, and so does a write that
+cannot wait. The network-fault tests (``tests/net``) show it on a real cluster: a partitioned
+worker stops at the heal, a worker cut off from a coordinator that moves does not."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 from aiokafka.consumer.group_coordinator import GroupCoordinator
 
 from toolwire.app import fixes
-from toolwire.app.fencing import Fence, SessionExpired
+from toolwire.app.fencing import Expelled, Fence, SessionExpired
+from toolwire.app.health import Health
 from toolwire.app.publishing import PublishFault
 from toolwire.app.tables import TextKeys
 
@@ -35,22 +37,48 @@ class Clock:
         return self.now
 
 
-def fence(contact: dict[str, float], clock: Clock) -> Fence:
+class Coordinator:
+    """The coordinator's answers as fix 5 notes them, arriving while a hold sleeps: each
+    sleep of the fence advances the clock and may deliver the next scripted answer."""
+
+    def __init__(self, clock: Clock, contact: dict[str, float], expelled: dict[str, float],
+                 answers: dict[float, str]) -> None:
+        self.clock, self.contact, self.expelled = clock, contact, expelled
+        self.answers = dict(answers)  # seconds from now -> "confirmed" | "expelled"
+        self.start = clock.now
+        self.sleeps = 0
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps += 1
+        self.clock.now += seconds
+        for at, answer in sorted(self.answers.items()):
+            if self.clock.now - self.start >= at:
+                del self.answers[at]
+                target = self.contact if answer == "confirmed" else self.expelled
+                target["app"] = self.clock.now
+        assert self.sleeps < 10_000, "the hold never ended"
+
+
+def fence(contact: dict[str, float], clock: Clock, expelled: dict[str, float] | None = None,
+          **kwargs: Any) -> Fence:
     return Fence("app", session_timeout=30.0, heartbeat_interval=3.0, contact=contact,
-                 fail=stop, clock=clock)
+                 expelled={} if expelled is None else expelled, fail=stop, clock=clock,
+                 **kwargs)
 
 
 def test_the_fence_is_open_before_the_first_join_and_while_heartbeats_are_answered() -> None:
     clock, contact = Clock(), {}
     guard = fence(contact, clock)
     guard.check()  # no generation yet: no partition to protect
+    asyncio.run(guard.hold())
     contact["app"] = clock.now
     clock.now += 27.0  # the limit: session timeout less one heartbeat interval
     guard.check()
-    assert guard.silence() == 27.0
+    asyncio.run(guard.hold())
+    assert guard.silence() == 27.0 and not guard.in_doubt() and guard.holds == 0
 
 
-def test_a_worker_unheard_for_longer_than_the_limit_stops_naming_why() -> None:
+def test_a_write_that_cannot_wait_stops_a_worker_unheard_for_longer_than_the_limit() -> None:
     clock, contact = Clock(), {"app": 1000.0, "another-group": 1100.0}
     guard = fence(contact, clock)
     clock.now += 27.5
@@ -60,8 +88,66 @@ def test_a_worker_unheard_for_longer_than_the_limit_stops_naming_why() -> None:
     assert isinstance(fault, PublishFault) and isinstance(fault.error, SessionExpired)
     assert "no heartbeat of group 'app' was answered for 28 s" in fault.cause
     assert "joins the group again" in fault.fix
-    contact["app"] = clock.now  # a join completed: open again
+    contact["app"] = clock.now  # a heartbeat answered: open again
     guard.check()
+
+
+def test_a_hold_waits_out_a_silence_and_ends_with_the_first_confirmation() -> None:
+    """A whole-cluster outage, or a coordinator moving: the coordinator's first answer after
+    40 s of silence confirms the member; the write goes on, nothing was written meanwhile, the
+    probes said "not ready" (but live) for the whole hold."""
+    clock, contact, expelled = Clock(), {"app": 1000.0}, {}
+    health = Health(stall_seconds=60.0, clock=clock)
+    health.started()
+    seen: list[tuple[bool, bool]] = []
+
+    def on_hold(held: bool) -> None:
+        health.held(held)
+        seen.append((health.liveness()[0], health.readiness()[0]))
+
+    coordinator = Coordinator(clock, contact, expelled, {12.0: "confirmed"})
+    guard = fence(contact, clock, expelled, on_hold=on_hold, sleep=coordinator.sleep)
+    clock.now += 28.0
+    coordinator.start = clock.now
+    asyncio.run(guard.hold())
+    assert seen == [(True, False), (True, True)]
+    assert health.readiness() == (True, "ready")
+    assert guard.holds == 1 and 12.0 <= guard.held_seconds <= 12.5
+    assert not guard.in_doubt()
+    guard.check()
+
+
+def test_a_hold_ends_in_a_stop_when_the_coordinator_says_the_member_is_gone() -> None:
+    """A partitioned worker healed after its group moved on: the first answer is "not a
+    member"; the worker stops without writing, and stays stopped even if a join completed
+    after that answer (its cache is for partitions it may not own)."""
+    clock, contact, expelled = Clock(), {"app": 1000.0}, {}
+    coordinator = Coordinator(clock, contact, expelled, {60.0: "expelled", 61.0: "confirmed"})
+    guard = fence(contact, clock, expelled, sleep=coordinator.sleep)
+    clock.now += 28.0
+    coordinator.start = clock.now
+    with pytest.raises(Stopped) as stopped:
+        asyncio.run(guard.hold())
+    fault = stopped.value.args[0]
+    assert isinstance(fault, PublishFault) and isinstance(fault.error, Expelled)
+    assert "no longer a member" in fault.cause and "TOOLWIRE_SESSION_TIMEOUT" in fault.fix
+    contact["app"] = clock.now + 5  # a join completed later
+    clock.now += 6
+    for write in (guard.check, lambda: asyncio.run(guard.hold())):
+        with pytest.raises(Stopped):
+            write()
+
+
+def test_an_expulsion_without_a_silence_stops_the_worker_and_an_older_one_does_not() -> None:
+    clock = Clock()
+    expelled = {"app": 990.0}  # noted before this fence (another worker's, in one process)
+    contact = {"app": 1000.0}
+    guard = fence(contact, clock, expelled)
+    guard.check()
+    expelled["app"] = clock.now + 1.0
+    clock.now += 2.0
+    with pytest.raises(Stopped):
+        asyncio.run(guard.hold())
 
 
 class Table:
@@ -102,23 +188,50 @@ def test_no_table_write_passes_a_closed_fence() -> None:
 
 
 def test_answered_heartbeats_and_completed_joins_note_the_contact() -> None:
-    """Fix 5 on aiokafka's own coordinator code: a heartbeat answered without error notes the
-    time, one answered with an error does not, and starting the heartbeat task (what aiokafka
-    does once a join and sync succeeded) does."""
+    """Fix 5 on aiokafka's own coordinator code: a heartbeat answered without error or with
+    "rebalancing" notes a contact; one whose request failed, or whose coordinator moved,
+    notes nothing; "unknown member" and "illegal generation" (aiokafka resets the generation)
+    note an expulsion; starting the heartbeat task (what aiokafka does once a join and sync
+    succeeded) notes a contact."""
     fixes.install("fence-test-input")
-    answers = iter([0, 25])  # NoError, then IllegalGeneration (an expelled member)
+    # NoError, RebalanceInProgress, a failed request, NotCoordinator, UnknownMemberId,
+    # IllegalGeneration.
+    answers = iter([0, 27, None, 16, 25, 22])
 
     async def send_req(request: Any) -> Any:
-        return SimpleNamespace(error_code=next(answers))
+        code = next(answers)
+        if code is None:
+            from aiokafka.errors import RequestTimedOutError
+            raise RequestTimedOutError()
+        return SimpleNamespace(error_code=code)
+
+    def reset_generation() -> None:
+        member.generation, member.member_id = -1, ""
 
     member = SimpleNamespace(group_id="fence-group", generation=4, member_id="m-1",
                              coordinator_id=1, _send_req=send_req,
-                             reset_generation=lambda: None, _heartbeat_task=None)
+                             reset_generation=reset_generation, request_rejoin=lambda: None,
+                             coordinator_dead=lambda: None, _heartbeat_task=None)
     fixes.CONTACT.pop("fence-group", None)
-    assert asyncio.run(GroupCoordinator._do_heartbeat(member)) is True
+    fixes.EXPELLED.pop("fence-group", None)
+
+    def beat() -> bool:
+        return bool(asyncio.run(GroupCoordinator._do_heartbeat(member)))
+
+    assert beat() is True
     first = fixes.CONTACT["fence-group"]
-    assert asyncio.run(GroupCoordinator._do_heartbeat(member)) is False
-    assert fixes.CONTACT["fence-group"] == first
+    assert beat() is True  # rebalancing keeps the member
+    second = fixes.CONTACT["fence-group"]
+    assert second >= first
+    assert beat() is False and beat() is False
+    assert fixes.CONTACT["fence-group"] == second and "fence-group" not in fixes.EXPELLED
+    assert beat() is False  # unknown member
+    assert fixes.EXPELLED["fence-group"] >= second and member.generation == -1
+    noted = fixes.EXPELLED.pop("fence-group")
+    assert beat() is False  # illegal generation, but the member had no generation any more
+    assert "fence-group" not in fixes.EXPELLED
+    member.generation = 5
+    fixes.EXPELLED["fence-group"] = noted
 
     async def join_completed() -> None:
         member._heartbeat_routine = lambda: asyncio.sleep(0)
@@ -126,4 +239,4 @@ def test_answered_heartbeats_and_completed_joins_note_the_contact() -> None:
         await member._heartbeat_task
 
     asyncio.run(join_completed())
-    assert fixes.CONTACT["fence-group"] > first
+    assert fixes.CONTACT["fence-group"] > second

@@ -47,13 +47,16 @@ class Checkpoint:
 
     ``drain`` waits until everything produced so far is acknowledged (raising if it cannot);
     ``resend`` sends again the changelog writes the producer gave up on and returns how many;
-    ``fatal`` stops the worker when they keep failing (without it, the commit raises).
+    ``fatal`` stops the worker when they keep failing (without it, the commit raises);
+    ``gate`` returns once writing is safe (the zombie fence, :mod:`toolwire.app.fencing`).
     """
 
     def __init__(self, held: Held, drain: Callable[[], Awaitable[None]],
                  resend: Callable[[], int],
-                 fatal: Callable[[BaseException], object] | None = None) -> None:
+                 fatal: Callable[[BaseException], object] | None = None,
+                 gate: Callable[[], Awaitable[None]] | None = None) -> None:
         self.held = held
+        self.gate = gate
         self.drain = drain
         self.resend = resend
         self.fatal = fatal
@@ -61,8 +64,10 @@ class Checkpoint:
         self.counted = 0
 
     async def commit(self, *, offsets: bool = True) -> bool:
-        """Make what is held durable, in five steps; whether the drain was counted.
+        """Make what is held durable, in six steps; whether the drain was counted.
 
+        0. **Gate**: wait while the worker's group session is in doubt (the fence): a worker
+           whose partitions may belong to another writes nothing.
         1. **Flush** the held table writes (segments, metadata, markers, deletions) to the
            tables and their changelogs.
         2. **Drain** the producer: every message produced so far, those writes included, is
@@ -80,6 +85,9 @@ class Checkpoint:
         a failed drain or re-send ends the commit at that step and the next commit does
         the rest.
         """
+        # 0. Gate.
+        if self.gate is not None:
+            await self.gate()
         # 1. Flush.
         self.held.flush()
         # 2. Drain.

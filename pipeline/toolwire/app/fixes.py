@@ -44,8 +44,11 @@ fifth, by the network-fault tests (``tests/net``: a worker partitioned from its 
    local of its heartbeat loop), and nothing of Faust stops producing when the group session
    ends: a worker cut off for longer than the session timeout, then healed, published and
    wrote changelogs for partitions another worker owned by then. Fix: every answered
-   heartbeat and every completed join note the time in :data:`CONTACT` (per group), and the
-   worker's :class:`toolwire.app.fencing.Fence` refuses to write once it is too old.
+   heartbeat and every completed join note the time in :data:`CONTACT` (per group), every
+   heartbeat the coordinator answered with "not a member" (``UnknownMemberId``,
+   ``IllegalGeneration``: aiokafka then resets the member's generation) in :data:`EXPELLED`,
+   and the worker's :class:`toolwire.app.fencing.Fence` holds its writes while the last
+   confirmation is too old and stops the worker once it was expelled.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ from faust.tables import recovery as _recovery
 from faust.transport import consumer as _consumer
 
 _MARK = "_toolwire_patched"
+#: The generation aiokafka gives a member that is not in a group (``reset_generation``).
+_NO_GENERATION: int = _group_coordinator.OffsetCommitRequest.DEFAULT_GENERATION_ID
 #: The commit to run before each offset commit, per app (see :func:`before_offsets`).
 COMMITS: WeakKeyDictionary[Any, Callable[[], Awaitable[object]]] = WeakKeyDictionary()
 #: Faust's own method, kept for the test that shows the race it has (read, not patched, here).
@@ -70,6 +75,9 @@ UPSTREAM_ON_RECOVERY_COMPLETED: Any = _recovery.Recovery.on_recovery_completed
 #: When the coordinator of each consumer group last confirmed this process's member
 #: (``time.monotonic()``; fix 5). Written in Faust's consumer thread, read in the worker's.
 CONTACT: dict[str, float] = {}
+#: When the coordinator of each consumer group last answered a heartbeat of this process's
+#: member with "not a member (of this generation)" (``time.monotonic()``; fix 5).
+EXPELLED: dict[str, float] = {}
 
 
 def before_offsets(app: Any, commit: Callable[[], Awaitable[object]]) -> None:
@@ -188,15 +196,21 @@ def install(input_topic: str) -> None:
 def _note_group_contact() -> None:
     """Fix 5: note in :data:`CONTACT` each answer that confirms the member (a heartbeat
     answered without error, or with "rebalancing", which keeps the member; a join and sync
-    that succeeded, after which aiokafka starts its heartbeat task)."""
+    that succeeded, after which aiokafka starts its heartbeat task), and in :data:`EXPELLED`
+    each heartbeat answered with "not a member": aiokafka's ``_do_heartbeat`` resets the
+    member's generation for exactly those answers (a request that failed, or a coordinator
+    that moved, leaves it as it was)."""
     coordinator: Any = _group_coordinator.GroupCoordinator
     do_heartbeat = coordinator._do_heartbeat
     start_heartbeat_task = coordinator._start_heartbeat_task
 
     async def do_heartbeat_noting_contact(self: Any) -> bool:
+        generation = self.generation
         ok: bool = await do_heartbeat(self)
         if ok:
             CONTACT[self.group_id] = time.monotonic()
+        elif generation != _NO_GENERATION and self.generation == _NO_GENERATION:
+            EXPELLED[self.group_id] = time.monotonic()
         return ok
 
     def start_heartbeat_task_noting_contact(self: Any) -> None:

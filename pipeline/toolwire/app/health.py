@@ -51,6 +51,7 @@ class Health:
         self._started_at: float | None = None
         self._recovering = False
         self._recovered_at: float | None = None
+        self._held = False
         self._failure: str | None = None
         self._progress_at: float | None = None
         self._backlog_since: float | None = None
@@ -70,6 +71,15 @@ class Health:
             if self._recovering and not active:
                 self._recovered_at = self._clock()
             self._recovering = active
+
+    def held(self, active: bool) -> None:
+        """The zombie fence holds every write until the group coordinator answers: not ready
+        (another worker may own the partitions), but live — a restart meets the same silence.
+        The stall clock stops while it lasts, like a recovery's."""
+        with self._lock:
+            if self._held and not active:
+                self._recovered_at = self._clock()
+            self._held = active
 
     def progressed(self) -> None:
         """The agent finished handling one input message."""
@@ -102,6 +112,8 @@ class Health:
                 return True, "starting"
             if self._recovering:
                 return True, "recovering"
+            if self._held:
+                return True, "held: waiting for the group coordinator to answer"
             if self._backlog_since is None:
                 return True, "live: no unread input"
             now = self._clock()
@@ -123,6 +135,9 @@ class Health:
                 return False, "starting"
             if self._recovering:
                 return False, "recovering: table recovery or rebalance in progress"
+            if self._held:
+                return False, ("held: no heartbeat answered for the session timeout; writing "
+                               "nothing until the group coordinator answers")
             return True, "ready"
 
     def seconds_since_progress(self) -> float | None:

@@ -89,6 +89,10 @@ EVENT_COUNTERS: Final[Mapping[Event, tuple[str, str]]] = {
     Event.RECOVERY_FLOW_RESUMED: ("toolwire_recovery_flow_resumed_total",
                                   "Table recoveries found with their consumer flow stopped and "
                                   "resumed (a faust-streaming stall, see toolwire.app.watchdog)."),
+    Event.FENCE_HOLDS: ("toolwire_fence_holds_total",
+                        "Times the worker held every write and commit because no heartbeat of "
+                        "its group was answered for the session timeout (a cluster or network "
+                        "outage; see toolwire.app.fencing)."),
 }
 _LATENCY_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
                            30.0, 60.0, 300.0, 600.0)

@@ -57,21 +57,23 @@ class Toolwire:
             Sink.DEADLETTER: app.topic(settings.topic_deadletter, **raw),
             Sink.INPUT: self.chunks_topic,
         }
-        #: Asked before every write: a worker whose group session may have ended writes
-        #: nothing (a zombie after a partition; fix 5 of :mod:`toolwire.app.fixes`).
+        self.health = Health(settings.stall_timeout_seconds)
+        #: The worker's event counts (the processor's, and the watchdog's restarts).
+        self.stats: Counter[str] = Counter()
+        #: Awaited before every write: a worker whose group session may have ended writes
+        #: nothing until its coordinator answers (a zombie after a partition; fix 5 of
+        #: :mod:`toolwire.app.fixes`).
         self.fence = Fence(app.conf.id, settings.session_timeout_seconds,
-                           heartbeat_interval(settings), fixes.CONTACT, self.fail)
+                           heartbeat_interval(settings), fixes.CONTACT, fixes.EXPELLED,
+                           self.fail, on_hold=self._on_hold)
         self.tables = (
             self._table("chunks", "raw chunks of open responses, deleted when decided"),
             self._table("responses", "open responses' metadata, then dedupe markers"),
             self._table("quarantine", "quarantined sessions until an operator releases them"))
-        self.health = Health(settings.stall_timeout_seconds)
         #: How a fatal fault ends the process (a test replaces it).
         self.exit: Callable[[int], NoReturn] = os._exit
         #: The last input offset the agent handled, per partition (for the stall probe).
         self.handled: dict[int, int] = {}
-        #: The worker's event counts (the processor's, and the watchdog's restarts).
-        self.stats: Counter[str] = Counter()
         self.metrics: WorkerMetrics | None = None
         if settings.metrics_port is not None:
             self.metrics = WorkerMetrics(self.stats, self._gauges, health=self.health)
@@ -86,7 +88,8 @@ class Toolwire:
         # Held table writes go out and are acknowledged before every commit of offsets; a
         # commit that cannot make its changelog writes durable stops the worker.
         self.checkpoint = Checkpoint(self.processor, lambda: drain_producer(app),
-                                     self._resend_failed, fatal=self._commit_failed)
+                                     self._resend_failed, fatal=self._commit_failed,
+                                     gate=self.fence.hold)
         fixes.before_offsets(app, self.checkpoint.commit)
         #: ``checkpoint.counted`` at the end of the last sweep (see :meth:`_sweep`).
         self._counted_at_sweep = 0
@@ -107,6 +110,12 @@ class Toolwire:
                                partitions=self.settings.partitions, help=help,
                                extra_topic_configs=changelog_configs(self.settings))
         return TextKeys(table, guard=self.fence.check)
+
+    def _on_hold(self, held: bool) -> None:
+        """The fence holds every write (not ready), or released them."""
+        if held:
+            self.stats[Event.FENCE_HOLDS] += 1
+        self.health.held(held)
 
     def _gauges(self) -> dict[str, float]:
         return self.processor.gauges()
@@ -224,7 +233,7 @@ class Toolwire:
         """One attempt at sending ``output``; a record that decides a response, and every
         dead letter, is awaited until the broker acknowledges it (a control message is
         not: a lost sweep request is sent again at the next sweep)."""
-        self.fence.check()
+        await self.fence.hold()
         sent = await self.sinks[output.sink].send(
             key=output.key, value=output.value, headers=output.headers,
             partition=output.partition)
@@ -281,6 +290,7 @@ class Toolwire:
                     self.processor.unsettled()
                     raise
                 if self.processor.cache_full:
+                    await self.fence.hold()
                     self.processor.flush()  # a burst: write now rather than hold more
                 self.handled[msg.partition] = msg.offset
                 self.health.progressed()

@@ -54,6 +54,9 @@ class Event(StrEnum):
     STATE_SEGMENTS_REREAD = "state_segments_reread"
     #: Counted by the worker, not the processor (see :mod:`toolwire.app.watchdog`).
     RECOVERY_FLOW_RESUMED = "recovery_flow_resumed"
+    #: Counted by the worker: its writes held while its group session was in doubt (see
+    #: :mod:`toolwire.app.fencing`).
+    FENCE_HOLDS = "fence_holds"
 
     @classmethod
     def settled(cls, outcome: str) -> Event:
