@@ -95,6 +95,25 @@ def test_writes_that_keep_failing_stop_the_worker_and_count_no_drain() -> None:
     assert "drained" not in without.steps
 
 
+def test_failed_writes_are_sent_again_for_the_whole_retry_timeout() -> None:
+    """A broker isolated from its cluster leads its partitions until the controller fences it
+    (10 s and more): the commit keeps re-sending past its 8 attempts while its retry timeout
+    (the publish's, 60 s in a worker) lasts, then gives up."""
+    script = Script(failures=[1] * 12)
+    # A second passes with each drain.
+    patient = Checkpoint(script, script.drain, script.resend, fatal=script.fatal.append,
+                         retry_timeout=20.0, clock=lambda: script.steps.count("drain"))
+    assert asyncio.run(patient.commit()) is True
+    assert script.steps.count("resend:1") == 12 and script.fatal == []
+    hopeless = Script(failures=[1] * 100)
+    bounded = Checkpoint(hopeless, hopeless.drain, hopeless.resend,
+                         fatal=hopeless.fatal.append, retry_timeout=20.0,
+                         clock=lambda: hopeless.steps.count("drain"))
+    assert asyncio.run(bounded.commit()) is False
+    assert hopeless.steps.count("resend:1") == 20 and len(hopeless.fatal) == 1
+    assert "after 20 attempts in 20 s" in str(hopeless.fatal[0])
+
+
 def test_a_failed_drain_before_offsets_raises() -> None:
     script = Script(drain_fails=True)
     with pytest.raises(RuntimeError, match="not sent"):

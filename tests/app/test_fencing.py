@@ -138,6 +138,19 @@ def test_a_hold_ends_in_a_stop_when_the_coordinator_says_the_member_is_gone() ->
             write()
 
 
+def test_a_hold_no_answer_ends_stops_the_worker_after_its_timeout() -> None:
+    clock, contact, expelled = Clock(), {"app": 1000.0}, {}
+    coordinator = Coordinator(clock, contact, expelled, {})
+    guard = fence(contact, clock, expelled, sleep=coordinator.sleep, max_hold=20.0)
+    clock.now += 28.0
+    with pytest.raises(Stopped) as stopped:
+        asyncio.run(guard.hold())
+    fault = stopped.value.args[0]
+    assert isinstance(fault.error, SessionExpired)
+    assert "TOOLWIRE_FENCE_HOLD_TIMEOUT=20 s" in fault.cause
+    assert 20.0 < guard.held_seconds <= 20.5
+
+
 def test_an_expulsion_without_a_silence_stops_the_worker_and_an_older_one_does_not() -> None:
     clock = Clock()
     expelled = {"app": 990.0}  # noted before this fence (another worker's, in one process)

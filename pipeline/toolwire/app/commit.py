@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 log = logging.getLogger("toolwire.app")
 
-#: Drains (each followed by a re-send of what failed) before a commit gives up, and the
-#: pause before each re-send: a broker that lost leadership takes seconds to hand it over,
-#: and an idempotent producer that saw ``OutOfOrderSequenceNumber`` needs its in-flight
-#: batches to fail first (about 11 s in all).
+#: Drains (each followed by a re-send of what failed) before a commit gives up, at least,
+#: and the pause before each re-send (the last one repeats): a broker that lost leadership
+#: takes seconds to hand it over, and an idempotent producer that saw
+#: ``OutOfOrderSequenceNumber`` needs its in-flight batches to fail first (about 16 s in
+#: all). The commit goes on re-sending past them until its ``retry_timeout``.
 RESEND_ATTEMPTS = 8
 RESEND_BACKOFF = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0)
 
@@ -48,15 +50,23 @@ class Checkpoint:
     ``drain`` waits until everything produced so far is acknowledged (raising if it cannot);
     ``resend`` sends again the changelog writes the producer gave up on and returns how many;
     ``fatal`` stops the worker when they keep failing (without it, the commit raises);
-    ``gate`` returns once writing is safe (the zombie fence, :mod:`toolwire.app.fencing`).
+    ``gate`` returns once writing is safe (the zombie fence, :mod:`toolwire.app.fencing`);
+    ``retry_timeout``: seconds failed changelog writes are sent again before the commit gives
+    up (``TOOLWIRE_PUBLISH_RETRY_TIMEOUT``, as long as a record's publish: a broker isolated
+    from its cluster keeps leading its partitions until the controller fences it, 10 s and
+    more), and never fewer than :data:`RESEND_ATTEMPTS` times.
     """
 
     def __init__(self, held: Held, drain: Callable[[], Awaitable[None]],
                  resend: Callable[[], int],
                  fatal: Callable[[BaseException], object] | None = None,
-                 gate: Callable[[], Awaitable[None]] | None = None) -> None:
+                 gate: Callable[[], Awaitable[None]] | None = None,
+                 retry_timeout: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.held = held
         self.gate = gate
+        self.retry_timeout = retry_timeout
+        self.clock = clock
         self.drain = drain
         self.resend = resend
         self.fatal = fatal
@@ -80,10 +90,10 @@ class Checkpoint:
 
         ``offsets``: input offsets are committed right after (Faust's commit). Then every
         write must be durable: a failed drain raises, and writes that still fail after
-        :data:`RESEND_ATTEMPTS` re-sends (with :data:`RESEND_BACKOFF`) stop the worker
-        (``fatal``) rather than commit past them. Without (the sweep of an idle partition),
-        a failed drain or re-send ends the commit at that step and the next commit does
-        the rest.
+        :data:`RESEND_ATTEMPTS` re-sends (with :data:`RESEND_BACKOFF`) and ``retry_timeout``
+        seconds stop the worker (``fatal``) rather than commit past them. Without (the sweep
+        of an idle partition), a failed drain or re-send ends the commit at that step and the
+        next commit does the rest.
         """
         # 0. Gate.
         if self.gate is not None:
@@ -100,23 +110,25 @@ class Checkpoint:
                         "commit", type(exc).__name__)
             return False
         # 3. Resend.
-        for attempt in range(RESEND_ATTEMPTS if offsets else 1):
-            failed = self.resend()
-            if not failed:
-                break
+        deadline = self.clock() + self.retry_timeout
+        attempts = 0
+        while failed := self.resend():
             if not offsets:
                 return False  # sent again: the next commit drains and checks them
-            log.warning("%d changelog writes failed (attempt %d of %d): sent again before "
-                        "committing offsets", failed, attempt + 1, RESEND_ATTEMPTS)
-            await asyncio.sleep(RESEND_BACKOFF[attempt])
+            log.warning("%d changelog writes failed (attempt %d; at least %d, for up to "
+                        "%g s): sent again before committing offsets", failed, attempts + 1,
+                        RESEND_ATTEMPTS, self.retry_timeout)
+            await asyncio.sleep(RESEND_BACKOFF[min(attempts, len(RESEND_BACKOFF) - 1)])
+            attempts += 1
             await self.drain()
-        else:
-            error = RuntimeError(f"changelog writes still fail after {RESEND_ATTEMPTS} "
-                                 "attempts: not committing offsets past them")
-            if self.fatal is None:
-                raise error
-            self.fatal(error)
-            return False
+            if attempts >= RESEND_ATTEMPTS and self.clock() >= deadline:
+                error = RuntimeError(
+                    f"changelog writes still fail after {attempts} attempts in "
+                    f"{self.retry_timeout:g} s or more: not committing offsets past them")
+                if self.fatal is None:
+                    raise error
+                self.fatal(error)
+                return False
         # 4. Count the drain.
         self.held.drained()
         self.counted += 1

@@ -33,7 +33,10 @@ received the heartbeat, which is no later than when its answer arrived), and the
   restarted worker joins as a new member and decides its responses again from the committed
   input;
 - a write that cannot wait (a table write made outside those points) stops the worker while
-  in doubt, as it must not reach a broker that may have given its partition away.
+  in doubt, as it must not reach a broker that may have given its partition away;
+- a hold that gets no answer for ``max_hold`` seconds (``TOOLWIRE_FENCE_HOLD_TIMEOUT``) stops
+  the worker too: a member whose heartbeats ended without an answer (aiokafka stops them once
+  it left the group, e.g. after its poll interval) would otherwise wait for ever.
 
 Before the first join the fence is open: a worker with no generation owns no partition yet.
 """
@@ -76,7 +79,7 @@ class Fence:
 
     def __init__(self, group: str, session_timeout: float, heartbeat_interval: float,
                  contact: Mapping[str, float], expelled: Mapping[str, float],
-                 fail: Callable[[BaseException], NoReturn],
+                 fail: Callable[[BaseException], NoReturn], max_hold: float = 600.0,
                  on_hold: Callable[[bool], None] = lambda held: None,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
@@ -86,6 +89,7 @@ class Fence:
         self.contact = contact
         self.expelled = expelled
         self.fail = fail
+        self.max_hold = max_hold
         self.on_hold = on_hold
         self.clock = clock
         self.sleep = sleep
@@ -153,6 +157,8 @@ class Fence:
                     self._stop_expelled()
                 await self.sleep(HOLD_POLL)
                 now = self.clock()
+                if now - started > self.max_hold and self.in_doubt():
+                    self._stop_unanswered(now - started)
                 if now - logged >= HOLD_LOG_EVERY:
                     logged = now
                     log.warning("fence: still holding after %.0f s: no heartbeat of group "
@@ -166,6 +172,15 @@ class Fence:
             self.on_hold(False)
         log.warning("fence: released after %.1f s: the coordinator confirmed the member; "
                     "nothing was written meanwhile", waited)
+
+    def _stop_unanswered(self, held: float) -> NoReturn:
+        self.fail(PublishFault(
+            SessionExpired(f"no word from the group coordinator for {held:.0f} s of a hold"),
+            f"writes were held for {held:.0f} s (TOOLWIRE_FENCE_HOLD_TIMEOUT="
+            f"{self.max_hold:g} s) and no heartbeat of group {self.group!r} was answered",
+            "nothing is published, written to a changelog or committed: the restarted "
+            "worker joins the group again; check the network between the worker and the "
+            "brokers, and the brokers"))
 
     def _stop_expelled(self) -> NoReturn:
         self.fail(PublishFault(

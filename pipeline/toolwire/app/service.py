@@ -65,7 +65,8 @@ class Toolwire:
         #: :mod:`toolwire.app.fixes`).
         self.fence = Fence(app.conf.id, settings.session_timeout_seconds,
                            heartbeat_interval(settings), fixes.CONTACT, fixes.EXPELLED,
-                           self.fail, on_hold=self._on_hold)
+                           self.fail, max_hold=settings.fence_hold_timeout_seconds,
+                           on_hold=self._on_hold)
         self.tables = (
             self._table("chunks", "raw chunks of open responses, deleted when decided"),
             self._table("responses", "open responses' metadata, then dedupe markers"),
@@ -89,7 +90,8 @@ class Toolwire:
         # commit that cannot make its changelog writes durable stops the worker.
         self.checkpoint = Checkpoint(self.processor, lambda: drain_producer(app),
                                      self._resend_failed, fatal=self._commit_failed,
-                                     gate=self.fence.hold)
+                                     gate=self.fence.hold,
+                                     retry_timeout=settings.publish_retry_timeout_seconds)
         fixes.before_offsets(app, self.checkpoint.commit)
         #: ``checkpoint.counted`` at the end of the last sweep (see :meth:`_sweep`).
         self._counted_at_sweep = 0

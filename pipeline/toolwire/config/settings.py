@@ -83,6 +83,10 @@ class Settings:
     #: A worker that stops heartbeating (crashed) loses its partitions after this long; a
     #: restarted worker may wait as long before it joins the group.
     session_timeout_seconds: float = 30.0
+    #: A worker whose heartbeats go unanswered for the session timeout holds every write
+    #: until its group coordinator answers (``toolwire.app.fencing``); held this long with no
+    #: answer, it stops with status 75 instead, for its supervisor to start it afresh.
+    fence_hold_timeout_seconds: float = 600.0
     #: Raw chunk bytes copied into one dead letter (for replay); the rest is cut and flagged.
     #: The copy is also cut to keep the whole record within ``max_record_bytes``.
     deadletter_raw_bytes: int = 1 * MiB
