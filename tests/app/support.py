@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from toolwire.core import Options
@@ -443,12 +444,14 @@ async def collect(bootstrap: str, topics: list[str], *, until: int | None = None
     return records
 
 
-async def topic_bytes(bootstrap: str, topic: str) -> tuple[int, int, dict[bytes, bytes | None]]:
-    """(key+value bytes, messages, last value per key) of a whole topic."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+async def topic_records(bootstrap: str, topic: str,
+                        **options: Any) -> list[ConsumerRecord[bytes, bytes]]:
+    """Every record of a whole topic, partition by partition in offset order (``options``:
+    more of aiokafka's consumer options, e.g. a network namespace's client settings)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                                **options)
     await consumer.start()
-    total = count = 0
-    last: dict[bytes, bytes | None] = {}
+    records: list[ConsumerRecord[bytes, bytes]] = []
     try:
         await consumer._client.force_metadata_update()
         tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
@@ -461,10 +464,25 @@ async def topic_bytes(bootstrap: str, topic: str) -> tuple[int, int, dict[bytes,
         while await behind():
             batch = await consumer.getmany(timeout_ms=500)
             for messages in batch.values():
-                for m in messages:
-                    total += len(m.key or b"") + len(m.value or b"")
-                    count += 1
-                    last[m.key or b""] = m.value
+                records.extend(messages)
     finally:
         await consumer.stop()
-    return total, count, last
+    return sorted(records, key=lambda m: (m.partition, m.offset))
+
+
+async def topic_bytes(bootstrap: str, topic: str) -> tuple[int, int, dict[bytes, bytes | None]]:
+    """(key+value bytes, messages, last value per key) of a whole topic."""
+    records = await topic_records(bootstrap, topic)
+    last: dict[bytes, bytes | None] = {}
+    for m in records:
+        last[m.key or b""] = m.value
+    return sum(len(m.key or b"") + len(m.value or b"") for m in records), len(records), last
+
+
+def writers(records: list[ConsumerRecord[bytes, bytes]]) -> Counter[str | None]:
+    """How many records each writer (the ``toolwire-worker`` header) wrote; ``None``: none."""
+    found: Counter[str | None] = Counter()
+    for m in records:
+        named = [v.decode() for k, v in m.headers if k == "toolwire-worker"]
+        found[named[0] if named else None] += 1
+    return found

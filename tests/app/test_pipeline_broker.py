@@ -26,8 +26,10 @@ from tests.app.support import (
     request_chunks,
     running,
     topic_bytes,
+    topic_records,
     with_header,
     with_provider,
+    writers,
 )
 from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
@@ -284,6 +286,11 @@ def test_state_is_deleted_after_completion(kafka_bootstrap: str, tmp_path: Path)
         assert worker.errors() == [], worker.tail()
     finally:
         worker.stop()
+    # Every changelog record names its writer (the toolwire-worker header), this worker.
+    for table in ("chunks", "responses"):
+        written = writers(asyncio.run(topic_records(kafka_bootstrap,
+                                                    f"{dep.name}-{table}-changelog")))
+        assert written and set(written) == {worker.name}, (table, written)
     marker = _changelog_of(dep, "responses", request.encode()).get(request.encode())
     assert marker is not None, "no done marker in the responses changelog"
     done = decode_response(marker)

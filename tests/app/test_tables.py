@@ -60,3 +60,37 @@ def test_writes_still_in_flight_are_kept_for_the_next_check() -> None:
         assert keys.resend_failed() == 0 and len(keys.unconfirmed) == 1
     finally:
         loop.close()
+
+
+class ChangelogTopic:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.loop = loop
+
+    def send_soon(self, **kwargs: Any) -> asyncio.Future[Any]:
+        self.sent.append(kwargs)
+        return self.loop.create_future()
+
+
+def test_a_named_writer_goes_with_every_changelog_record() -> None:
+    """The worker's name is the ``toolwire-worker`` header of each write and each tombstone,
+    sent the way Faust's ``send_changelog`` sends (raw serializers, its callback)."""
+    loop = asyncio.new_event_loop()
+    try:
+        table = FakeTable(loop)
+        topic = ChangelogTopic(loop)
+        table.changelog_topic = topic  # type: ignore[attr-defined]
+        table.key_serializer = "raw"  # type: ignore[attr-defined]
+        table.value_serializer = "raw"  # type: ignore[attr-defined]
+        table._on_changelog_sent = print  # type: ignore[attr-defined]
+        keys = TextKeys(table, writer="host-a:41")
+        keys.apply(2, "r1", b"v1")
+        keys.apply(2, "r1", None)
+        assert table.sent == []  # not Faust's send_changelog: it takes no headers
+        assert [(s["partition"], s["key"], s["value"], s["headers"]) for s in topic.sent] == [
+            (2, b"r1", b"v1", [("toolwire-worker", b"host-a:41")]),
+            (2, b"r1", None, [("toolwire-worker", b"host-a:41")])]
+        assert all(s["callback"] is print and s["eager_partitioning"] for s in topic.sent)
+        assert [s["value_serializer"] for s in topic.sent] == ["raw", "raw"]
+    finally:
+        loop.close()

@@ -111,7 +111,7 @@ class Toolwire:
         table = self.app.Table(name, key_type=bytes, value_type=bytes,
                                partitions=self.settings.partitions, help=help,
                                extra_topic_configs=changelog_configs(self.settings))
-        return TextKeys(table, guard=self.fence.check)
+        return TextKeys(table, guard=self.fence.check, writer=self.settings.worker_name)
 
     def _on_hold(self, held: bool) -> None:
         """The fence holds every write (not ready), or released them."""

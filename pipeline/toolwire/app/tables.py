@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
+from toolwire.stream.messages import H_WORKER
+
 
 def _open() -> None:
     return None
@@ -19,11 +21,19 @@ class TextKeys(MutableMapping[str, bytes]):
 
     ``guard`` is called before every write, and stops the worker instead of it when the
     worker may no longer own the partition (:class:`toolwire.app.fencing.Fence`).
+
+    ``writer`` (the worker's name), when given, goes with every flushed changelog record as its
+    ``toolwire-worker`` header, as it does with every output record: which process wrote a
+    table's state can be read from the changelog (an operator's question after an incident,
+    and the network-fault tests' proof that a fenced zombie wrote nothing). Restoring reads
+    keys and values only.
     """
 
-    def __init__(self, table: Any, guard: Callable[[], None] = _open) -> None:
+    def __init__(self, table: Any, guard: Callable[[], None] = _open,
+                 writer: str | None = None) -> None:
         self.table = table
         self.guard = guard
+        self.headers = None if writer is None else [(H_WORKER, writer.encode())]
         #: Changelog writes not yet known to be acknowledged: (partition, key, future).
         self.unconfirmed: list[tuple[int, str, Any]] = []
 
@@ -63,11 +73,22 @@ class TextKeys(MutableMapping[str, bytes]):
         raw_key = key.encode()
         if value is None:
             self.table.data.pop(raw_key, None)
-            sent = self.table.send_changelog(partition, raw_key, None, value_serializer="raw")
         else:
             self.table.data[raw_key] = value
-            sent = self.table.send_changelog(partition, raw_key, value)
-        self.unconfirmed.append((partition, key, sent))
+        self.unconfirmed.append((partition, key, self._send(partition, raw_key, value)))
+
+    def _send(self, partition: int, raw_key: bytes, value: bytes | None) -> Any:
+        """Faust's ``Table.send_changelog``, with the writer's header (which it cannot add)."""
+        table = self.table
+        if self.headers is None:
+            if value is None:
+                return table.send_changelog(partition, raw_key, None, value_serializer="raw")
+            return table.send_changelog(partition, raw_key, value)
+        return table.changelog_topic.send_soon(
+            key=raw_key, value=value, partition=partition, headers=self.headers,
+            key_serializer=table.key_serializer,
+            value_serializer="raw" if value is None else table.value_serializer,
+            callback=table._on_changelog_sent, eager_partitioning=True)
 
     def resend_failed(self) -> int:
         """Send again the current value of every key whose changelog write failed (the
