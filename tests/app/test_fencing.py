@@ -8,6 +8,7 @@ worker stops at the heal, a worker cut off from a coordinator that moves does no
 from __future__ import annotations
 
 import asyncio
+import time
 from types import SimpleNamespace
 from typing import Any, NoReturn
 
@@ -224,7 +225,8 @@ def test_answered_heartbeats_and_completed_joins_note_the_contact() -> None:
     member = SimpleNamespace(group_id="fence-group", generation=4, member_id="m-1",
                              coordinator_id=1, _send_req=send_req,
                              reset_generation=reset_generation, request_rejoin=lambda: None,
-                             coordinator_dead=lambda: None, _heartbeat_task=None)
+                             coordinator_dead=lambda: None, _heartbeat_task=None,
+                             _session_timeout_ms=20_000)
     fixes.CONTACT.pop("fence-group", None)
     fixes.EXPELLED.pop("fence-group", None)
 
@@ -253,3 +255,30 @@ def test_answered_heartbeats_and_completed_joins_note_the_contact() -> None:
 
     asyncio.run(join_completed())
     assert fixes.CONTACT["fence-group"] > second
+
+
+def test_a_heartbeat_the_coordinator_never_answers_gives_up_and_looks_for_it_again() -> None:
+    """A coordinator cut off from the cluster drops the heartbeat silently: the member stops
+    waiting after a third of the session timeout (not the 30 s and more of the request
+    timeout), notes neither a contact nor an expulsion, and looks for the coordinator again
+    — the new one gives it a session from when it loaded the group."""
+    fixes.install("fence-test-input")
+    dead: list[bool] = []
+
+    async def send_req(request: Any) -> Any:
+        await asyncio.sleep(3600)
+
+    member = SimpleNamespace(group_id="silent-group", generation=7, member_id="m-2",
+                             coordinator_id=1, _send_req=send_req,
+                             reset_generation=lambda: None, request_rejoin=lambda: None,
+                             coordinator_dead=lambda: dead.append(True),
+                             _heartbeat_task=None, _session_timeout_ms=3_000)
+    fixes.CONTACT.pop("silent-group", None)
+    fixes.EXPELLED.pop("silent-group", None)
+    started = time.monotonic()
+    assert asyncio.run(GroupCoordinator._do_heartbeat(member)) is False
+    waited = time.monotonic() - started
+    assert 0.9 <= waited < 3.0, waited
+    assert fixes.heartbeat_wait(3.0) == 1.0 and fixes.heartbeat_wait(20.0) == 20.0 / 3
+    assert dead == [True] and member.generation == 7
+    assert "silent-group" not in fixes.CONTACT and "silent-group" not in fixes.EXPELLED

@@ -48,12 +48,19 @@ fifth, by the network-fault tests (``tests/net``: a worker partitioned from its 
    heartbeat the coordinator answered with "not a member" (``UnknownMemberId``,
    ``IllegalGeneration``: aiokafka then resets the member's generation) in :data:`EXPELLED`,
    and the worker's :class:`toolwire.app.fencing.Fence` holds its writes while the last
-   confirmation is too old and stops the worker once it was expelled.
+   confirmation is too old and stops the worker once it was expelled. And a heartbeat
+   waits for its answer a third of the session timeout at most (:func:`heartbeat_wait`),
+   not aiokafka's request timeout: a coordinator cut off from the cluster drops the request
+   silently, and the member, rediscovering the coordinator only after that wait, reached
+   the new one after it had expired the member (the new coordinator gives every member of
+   a group it loads one session timeout from the load); the broker-isolation test lost both
+   workers of its group that way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
@@ -65,6 +72,7 @@ from aiokafka.consumer import group_coordinator as _group_coordinator
 from faust.tables import recovery as _recovery
 from faust.transport import consumer as _consumer
 
+_log = logging.getLogger("toolwire.app")
 _MARK = "_toolwire_patched"
 #: The generation aiokafka gives a member that is not in a group (``reset_generation``).
 _NO_GENERATION: int = _group_coordinator.OffsetCommitRequest.DEFAULT_GENERATION_ID
@@ -193,6 +201,12 @@ def install(input_topic: str) -> None:
     setattr(consumer_class, _MARK, True)
 
 
+def heartbeat_wait(session_timeout: float) -> float:
+    """Seconds a heartbeat waits for its answer (fix 5): a third of the session timeout, so
+    that two waits and a rediscovery fit in the session a new coordinator gives."""
+    return max(session_timeout / 3, 1.0)
+
+
 def _note_group_contact() -> None:
     """Fix 5: note in :data:`CONTACT` each answer that confirms the member (a heartbeat
     answered without error, or with "rebalancing", which keeps the member; a join and sync
@@ -206,7 +220,16 @@ def _note_group_contact() -> None:
 
     async def do_heartbeat_noting_contact(self: Any) -> bool:
         generation = self.generation
-        ok: bool = await do_heartbeat(self)
+        wait = heartbeat_wait(self._session_timeout_ms / 1000)
+        try:
+            ok: bool = await asyncio.wait_for(do_heartbeat(self), wait)
+        except TimeoutError:
+            # What aiokafka does for a heartbeat it could not send, and for a coordinator
+            # that says it is not the coordinator: look for the coordinator again.
+            _log.warning("Heartbeat of group %s not answered in %.1f s: looking for the "
+                         "group coordinator again", self.group_id, wait)
+            self.coordinator_dead()
+            return False
         if ok:
             CONTACT[self.group_id] = time.monotonic()
         elif generation != _NO_GENERATION and self.generation == _NO_GENERATION:

@@ -75,16 +75,45 @@ def check_reachable(bootstrap: str, settings: Settings, security: dict[str, Any]
                     timeout: float = REACH_TIMEOUT) -> None:
     """One metadata request before Faust starts: a cluster that does not answer then stops
     the worker at once with one line naming the address and what to fix, instead of Faust's
-    traceback of "unable to bootstrap"."""
+    traceback of "unable to bootstrap".
+
+    Every bootstrap server is asked at once, and the first answer will do: aiokafka tries
+    them one after the other, so a server that drops packets silently (a broker cut off by a
+    partition) would take the whole ``timeout`` and a worker restarted then would exit
+    although the others answer (seen in the network-fault tests, ``tests/net``)."""
     from aiokafka.admin import AIOKafkaAdminClient
 
-    from toolwire.kafka import open_client
+    from toolwire.kafka import KafkaUnreachable, open_client
 
-    async def reach() -> None:
-        async with open_client(AIOKafkaAdminClient, bootstrap, start_timeout=timeout,
+    async def reach_one(address: str) -> None:
+        async with open_client(AIOKafkaAdminClient, address, start_timeout=timeout,
                                client_id="toolwire-worker-check",
                                request_timeout_ms=int(timeout * 1000), **security):
             pass
+
+    async def reach() -> None:
+        addresses = list(dict.fromkeys(a.strip() for a in bootstrap.split(",") if a.strip()))
+        if len(addresses) <= 1:
+            await reach_one(bootstrap)
+            return
+        tasks = [asyncio.ensure_future(reach_one(address)) for address in addresses]
+        failures: list[BaseException] = []
+        try:
+            for attempt in asyncio.as_completed(tasks):
+                try:
+                    await attempt
+                    return
+                except Exception as exc:
+                    failures.append(exc)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        refused = [f for f in failures if not isinstance(f, KafkaUnreachable)]
+        if refused:
+            raise refused[0]  # a login or protocol fault says more than a silence
+        raise KafkaUnreachable(bootstrap, "; ".join(
+            f"{f.bootstrap}: {f.why}" for f in failures if isinstance(f, KafkaUnreachable)))
 
     try:
         asyncio.run(reach())
