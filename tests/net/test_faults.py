@@ -19,9 +19,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
+from tests.app.support import topic_records, writers
 from tests.net.cluster import NetCluster
 from tests.net.faults import SESSION_TIMEOUT, Run, Stage, assert_sound, run_in, wait_live
 from tests.net.netns import Network
@@ -30,6 +32,9 @@ from toolwire.publish import COMPLETED, ChunkPublisher, RequestMeta
 from toolwire.stream.messages import H_DECLARED_TOOLS, H_PROVIDER
 
 pytestmark = [pytest.mark.netns, pytest.mark.broker]
+
+#: The worker's tables (``toolwire.app.service``), whose changelogs the zombie check reads.
+TABLES = ("chunks", "responses", "quarantine")
 
 #: Seconds every worker must be live and ready again after a heal (a session timeout for
 #: the group to settle, a restart's start and table recovery).
@@ -106,6 +111,21 @@ def test_a_worker_partitioned_from_every_broker_shorter_then_longer_than_its_ses
         net.heal_all()
 
     def zombie_figures(figures: Figures) -> None:
+        # The changelogs, read after every worker stopped: a record's writer is its
+        # toolwire-worker header, its time the producer's timestamp.
+        bound = start + SESSION_TIMEOUT
+        for table in TABLES:
+            topic = f"{run.dep.name}-{table}-changelog"
+            records = run_in(stage.pub, lambda topic=topic: topic_records(
+                stage.cluster.bootstrap, topic))
+            by = writers(records)
+            figures.report(f"changelog {table}: records by writer",
+                           {str(k): v for k, v in by.items()})
+            figures.equal(f"changelog {table}: records without a writer", by[None], 0)
+            late_writes.extend(m for m in records if m.timestamp / 1000 >= bound and any(
+                k == "toolwire-worker" and v.decode() == zombie.name for k, v in m.headers))
+        figures.equal("zombie changelog writes after its session could have ended",
+                      len(late_writes), 0)
         log = zombie.log.read_text(errors="replace")
         figures.report("zombie: held its writes", "fence: no heartbeat of group" in log)
         figures.report("zombie: fenced (exit 75 when told it is gone)",
@@ -115,20 +135,24 @@ def test_a_worker_partitioned_from_every_broker_shorter_then_longer_than_its_ses
         figures.equal("zombie records after its session could have ended", len(late), 0)
 
     late: list[Seen] = []
+    late_writes: list[Any] = []
     finish(run, figures, heals, after=lambda f: (
         late.extend(zombie_records(run, zombie.name, start + SESSION_TIMEOUT)),
         zombie_figures(f)))
     assert late == [], f"the zombie published after its session ended: {late[:3]}"
+    assert late_writes == [], \
+        f"the zombie wrote changelog records after its session ended: {late_writes[:3]}"
 
 
 @pytest.mark.timeout(600)
 def test_one_broker_isolated_leading_most_outputs_then_as_the_controller(stage: Stage) -> None:
     """60 s each: first the broker that leads most partitions of the output topics, then
     the active KRaft controller, cut off from the other two and from every client."""
-    run = Run(stage, "broker", responses=180, seconds=170, max_restarts=2,
-              reason="a worker whose coordinator was the isolated broker holds its writes "
-                     "until the coordinator moves; a restart would be a fault it cannot get "
-                     "past (its producer's sequence)")
+    run = Run(stage, "broker", responses=180, seconds=170, max_restarts=4,
+              reason="a worker whose coordinator was the isolated broker holds its writes; "
+                     "when aiokafka's coordinator lookup goes to the isolated broker too, it "
+                     "waits out its request timeout, finds the new coordinator after that one "
+                     "expired it, and exits 75 once told: once per worker per isolation")
     net, figures = stage.net, Figures("net_broker_isolated")
     heals: list[tuple[str, float, float]] = []
     try:
