@@ -282,3 +282,29 @@ def test_a_heartbeat_the_coordinator_never_answers_gives_up_and_looks_for_it_aga
     assert fixes.heartbeat_wait(3.0) == 1.0 and fixes.heartbeat_wait(20.0) == 20.0 / 3
     assert dead == [True] and member.generation == 7
     assert "silent-group" not in fixes.CONTACT and "silent-group" not in fixes.EXPELLED
+
+
+def test_a_coordinator_lookup_a_silent_broker_never_answers_is_retried_elsewhere() -> None:
+    """aiokafka sends FindCoordinator to a random broker, which may be the cut-off one: the
+    lookup gives up after a third of the client's request timeout with the retriable
+    ``RequestTimedOutError`` (its lookup loop then updates metadata and asks again)."""
+    from aiokafka.client import AIOKafkaClient, CoordinationType
+    from aiokafka.errors import RequestTimedOutError
+
+    fixes.install("fence-test-input")
+    answers: list[Any] = []
+
+    async def send(node_id: int, request: Any) -> Any:
+        if not answers:
+            await asyncio.sleep(3600)
+        return answers.pop()
+
+    client = SimpleNamespace(_request_timeout_ms=3_000, get_random_node=lambda: 2, send=send)
+    started = time.monotonic()
+    with pytest.raises(RequestTimedOutError) as raised:
+        asyncio.run(AIOKafkaClient.coordinator_lookup(client, CoordinationType.GROUP, "g"))
+    assert RequestTimedOutError.retriable and "not answered in 1.0 s" in str(raised.value)
+    assert 0.9 <= time.monotonic() - started < 3.0
+    answers.append(SimpleNamespace(error_code=0, coordinator_id=3))
+    found = asyncio.run(AIOKafkaClient.coordinator_lookup(client, CoordinationType.GROUP, "g"))
+    assert found == 3

@@ -54,7 +54,9 @@ fifth, by the network-fault tests (``tests/net``: a worker partitioned from its 
    silently, and the member, rediscovering the coordinator only after that wait, reached
    the new one after it had expired the member (the new coordinator gives every member of
    a group it loads one session timeout from the load); the broker-isolation test lost both
-   workers of its group that way.
+   workers of its group that way. For the same reason the coordinator's lookup (sent to a
+   random broker, which may be the cut-off one) waits a third of the client's request
+   timeout, then counts as a timed-out request, which aiokafka retries elsewhere.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from aiokafka import TopicPartition
+from aiokafka import client as _client
+from aiokafka import errors as _errors
 from aiokafka.consumer import group_coordinator as _group_coordinator
 from faust.tables import recovery as _recovery
 from faust.transport import consumer as _consumer
@@ -198,6 +202,7 @@ def install(input_topic: str) -> None:
     recovery_class: Any = _recovery.Recovery
     recovery_class.on_recovery_completed = on_recovery_completed_in_order
     _note_group_contact()
+    _bound_coordinator_lookup()
     setattr(consumer_class, _MARK, True)
 
 
@@ -205,6 +210,27 @@ def heartbeat_wait(session_timeout: float) -> float:
     """Seconds a heartbeat waits for its answer (fix 5): a third of the session timeout, so
     that two waits and a rediscovery fit in the session a new coordinator gives."""
     return max(session_timeout / 3, 1.0)
+
+
+def _bound_coordinator_lookup() -> None:
+    """Fix 5: a coordinator lookup waits a third of the client's request timeout at most;
+    then it raises aiokafka's ``RequestTimedOutError``, which its lookup loop retries (with a
+    metadata update) instead of waiting for the whole request timeout on a silent broker."""
+    client: Any = _client.AIOKafkaClient
+    lookup = client.coordinator_lookup
+
+    async def coordinator_lookup_bounded(self: Any, coordinator_type: Any,
+                                         coordinator_key: Any) -> Any:
+        wait = max(self._request_timeout_ms / 3000, 1.0)
+        try:
+            return await asyncio.wait_for(lookup(self, coordinator_type, coordinator_key),
+                                          wait)
+        except TimeoutError:
+            raise _errors.RequestTimedOutError(
+                f"FindCoordinator for {coordinator_key!r} not answered in {wait:.1f} s"
+            ) from None
+
+    client.coordinator_lookup = coordinator_lookup_bounded
 
 
 def _note_group_contact() -> None:
