@@ -23,6 +23,7 @@ SOAK = ROOT / "ops" / "bench" / "soak.py"
 if str(SOAK.parent) not in sys.path:
     sys.path.insert(0, str(SOAK.parent))
 
+import procs  # noqa: E402
 import soak_stats  # noqa: E402
 from soak_stats import Fault  # noqa: E402
 
@@ -114,3 +115,21 @@ def test_a_five_minute_soak_loses_nothing(tmp_path: Path) -> None:
     assert {g["name"] for g in data["goals"]} >= {"responses lost",
                                                   "records wrong (not equal to assemble)"}
     assert "rss_mib" in data["slopes"] and "slope/h" in done.stdout
+
+
+def test_worker_env_items_are_checked_and_merged_the_same_way_for_both_benches(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One check and one merge of ``--worker-env`` (ops/bench/procs.py) for the soak and the
+    harness: a setting the bench controls is refused, the caller's TOOLWIRE_* variables come
+    first, the items win."""
+    controlled = frozenset({"TOOLWIRE_APP_ID"})
+    assert procs.worker_env_error(["TOOLWIRE_DEDUPE_WINDOW=600"], controlled) is None
+    for bad in ("TOOLWIRE_APP_ID=x", "NOT_OURS=1", "TOOLWIRE_NO_VALUE"):
+        error = procs.worker_env_error(["TOOLWIRE_SWEEP_INTERVAL=1", bad], controlled)
+        assert error is not None and repr(bad) in error and "TOOLWIRE_APP_ID" in error
+    monkeypatch.setenv("TOOLWIRE_APP_ID", "mine")
+    monkeypatch.setenv("TOOLWIRE_DEDUPE_WINDOW", "60")
+    monkeypatch.setenv("TOOLWIRE_STALL_TIMEOUT", "30")
+    merged = procs.worker_settings(["TOOLWIRE_DEDUPE_WINDOW=600"], controlled)
+    assert merged["TOOLWIRE_DEDUPE_WINDOW"] == "600" and merged["TOOLWIRE_STALL_TIMEOUT"] == "30"
+    assert "TOOLWIRE_APP_ID" not in merged

@@ -1017,19 +1017,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                      for s in RUN_ORDER if s in chosen
                      for wl in workload.WORKLOADS if wl in args.workloads
                      and (wl == "chat" or s in MIXED_SECTIONS)]
-    for item in args.worker_env:
-        name, sep, _ = item.partition("=")
-        if not sep or not name.startswith("TOOLWIRE_") or name in CONTROLLED:
-            parser.error(f"--worker-env {item!r}: expected TOOLWIRE_NAME=VALUE (not one of "
-                         f"{', '.join(sorted(CONTROLLED))})")
+    error = procs.worker_env_error(args.worker_env, CONTROLLED)
+    if error is not None:
+        parser.error(error)
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    settings = {k: v for k, v in os.environ.items()
-                if k.startswith("TOOLWIRE_") and k not in CONTROLLED}
-    settings.update(dict(item.split("=", 1) for item in args.worker_env))
+    settings = procs.worker_settings(args.worker_env, CONTROLLED)
     # SIGTERM unwinds like Ctrl-C (KeyboardInterrupt, which asyncio lets through), so that
     # everything started is stopped.
     signal.signal(signal.SIGTERM, signal.default_int_handler)

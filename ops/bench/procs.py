@@ -145,3 +145,23 @@ def clean_env() -> dict[str, str]:
     exactly the ones it is given)."""
     return {k: v for k, v in os.environ.items()
             if not k.startswith("TOOLWIRE_") and k != "KAFKA_BOOTSTRAP_SERVERS"}
+
+
+def worker_env_error(items: Sequence[str], controlled: frozenset[str]) -> str | None:
+    """What is wrong with the first ``--worker-env`` item that is not ``TOOLWIRE_NAME=VALUE``
+    or names a setting the bench sets itself (``None``: all are good)."""
+    for item in items:
+        name, sep, _ = item.partition("=")
+        if not sep or not name.startswith("TOOLWIRE_") or name in controlled:
+            return (f"--worker-env {item!r}: expected TOOLWIRE_NAME=VALUE (not one of "
+                    f"{', '.join(sorted(controlled))})")
+    return None
+
+
+def worker_settings(items: Sequence[str], controlled: frozenset[str]) -> dict[str, str]:
+    """The settings of every worker the bench starts: the caller's ``TOOLWIRE_*`` variables
+    but the ones it sets itself, then the ``--worker-env`` items."""
+    settings = {k: v for k, v in os.environ.items()
+                if k.startswith("TOOLWIRE_") and k not in controlled}
+    settings.update(dict(item.split("=", 1) for item in items))
+    return settings

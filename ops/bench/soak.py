@@ -573,19 +573,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--kill-every, --restart-broker-every and --warmup cannot be negative")
     if args.warmup >= args.minutes:
         parser.error(f"--warmup {args.warmup:g} leaves nothing of --minutes {args.minutes:g}")
-    for item in args.worker_env:
-        name, sep, _ = item.partition("=")
-        if not sep or not name.startswith("TOOLWIRE_") or name in CONTROLLED:
-            parser.error(f"--worker-env {item!r}: expected TOOLWIRE_NAME=VALUE (not one of "
-                         f"{', '.join(sorted(CONTROLLED))})")
+    error = procs.worker_env_error(args.worker_env, CONTROLLED)
+    if error is not None:
+        parser.error(error)
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    settings = {k: v for k, v in os.environ.items()
-                if k.startswith("TOOLWIRE_") and k not in CONTROLLED}
-    settings.update(dict(item.split("=", 1) for item in args.worker_env))
+    settings = procs.worker_settings(args.worker_env, CONTROLLED)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     workdir = Path(tempfile.mkdtemp(prefix="toolwire-soak-"))
     started = datetime.datetime.now(datetime.UTC)
