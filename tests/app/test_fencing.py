@@ -8,6 +8,7 @@ worker stops at the heal, a worker cut off from a coordinator that moves does no
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from types import SimpleNamespace
 from typing import Any, NoReturn
@@ -308,3 +309,28 @@ def test_a_coordinator_lookup_a_silent_broker_never_answers_is_retried_elsewhere
     answers.append(SimpleNamespace(error_code=0, coordinator_id=3))
     found = asyncio.run(AIOKafkaClient.coordinator_lookup(client, CoordinationType.GROUP, "g"))
     assert found == 3
+
+
+def test_a_rejoin_after_a_silence_longer_than_the_session_counts_as_an_expulsion() -> None:
+    """Healed after its group moved on, a member may never get a heartbeat answer: aiokafka
+    rejoins, the coordinator answers the join "unknown member", and the member joins as a
+    new one — seen in the network-fault test, where the held writes were then released. A
+    rejoin that starts after such a silence is noted as an expulsion; one within the session
+    (an ordinary rebalance) is not."""
+    fixes.install("fence-test-input")
+    member = SimpleNamespace(group_id="lapsed-group", generation=3, _session_timeout_ms=20_000,
+                             _heartbeat_interval_ms=3_000)
+    fixes.EXPELLED.pop("lapsed-group", None)
+    fixes.CONTACT["lapsed-group"] = time.monotonic() - 5.0
+
+    async def run() -> None:
+        # The wrapper only reads the member's fields before calling aiokafka's rejoin, which
+        # needs a real client: stop it there.
+        with contextlib.suppress(AttributeError):
+            await GroupCoordinator._do_rejoin_group(member, "sub")
+
+    asyncio.run(run())
+    assert "lapsed-group" not in fixes.EXPELLED
+    fixes.CONTACT["lapsed-group"] = time.monotonic() - 18.0
+    asyncio.run(run())
+    assert fixes.EXPELLED["lapsed-group"] > fixes.CONTACT["lapsed-group"]

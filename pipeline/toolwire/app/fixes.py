@@ -266,5 +266,20 @@ def _note_group_contact() -> None:
         CONTACT[self.group_id] = time.monotonic()
         start_heartbeat_task(self)
 
+    do_rejoin_group = coordinator._do_rejoin_group
+
+    async def do_rejoin_group_noting_lapse(self: Any, subscription: Any) -> Any:
+        # A member that rejoins after a silence longer than its session may have been
+        # expired meanwhile (the coordinator then answers the join "unknown member" and
+        # aiokafka joins again as a new member, no heartbeat answer in between): for the
+        # fence it was expelled, so the writes it held are never made.
+        last = CONTACT.get(self.group_id)
+        limit = (self._session_timeout_ms - self._heartbeat_interval_ms) / 1000
+        if (last is not None and self.generation != _NO_GENERATION
+                and time.monotonic() - last > limit):
+            EXPELLED[self.group_id] = time.monotonic()
+        return await do_rejoin_group(self, subscription)
+
     coordinator._do_heartbeat = do_heartbeat_noting_contact
+    coordinator._do_rejoin_group = do_rejoin_group_noting_lapse
     coordinator._start_heartbeat_task = start_heartbeat_task_noting_contact
