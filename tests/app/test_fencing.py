@@ -334,3 +334,8 @@ def test_a_rejoin_after_a_silence_longer_than_the_session_counts_as_an_expulsion
     fixes.CONTACT["lapsed-group"] = time.monotonic() - 18.0
     asyncio.run(run())
     assert fixes.EXPELLED["lapsed-group"] > fixes.CONTACT["lapsed-group"]
+    # Also when an offset commit answered "unknown member" first (generation reset).
+    fixes.EXPELLED.pop("lapsed-group")
+    member.generation = -1
+    asyncio.run(run())
+    assert "lapsed-group" in fixes.EXPELLED
