@@ -339,3 +339,30 @@ def test_a_rejoin_after_a_silence_longer_than_the_session_counts_as_an_expulsion
     member.generation = -1
     asyncio.run(run())
     assert "lapsed-group" in fixes.EXPELLED
+
+
+def test_the_livelock_check_skips_a_partition_whose_position_is_not_known_yet() -> None:
+    """Fix 6 (in :mod:`toolwire.app.fixes` beside fix 5): aiokafka's ``position`` asserts
+    right after a rebalance; Faust's livelock check let that crash the consumer service."""
+    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+
+    fixes.install("fence-test-input")
+
+    class State:
+        highwater = 10
+
+        @property
+        def position(self) -> int:
+            raise AssertionError  # aiokafka: position of a partition awaiting its reset
+
+    assignment = SimpleNamespace(state_value=lambda tp: State())
+    fetcher = SimpleNamespace(_subscriptions=SimpleNamespace(
+        subscription=SimpleNamespace(assignment=assignment)))
+    thread = SimpleNamespace(
+        time_started=0.0, tp_stream_timeout_secs=120.0,
+        consumer=SimpleNamespace(app=SimpleNamespace(
+            monitor=object(), topics=SimpleNamespace(acks_enabled_for=lambda topic: True))),
+        _ensure_consumer=lambda: SimpleNamespace(_fetcher=fetcher),
+        _verify_aiokafka_event_path=lambda now, tp: False)
+    tp = SimpleNamespace(topic="t", partition=0)
+    assert AIOKafkaConsumerThread.verify_event_path(thread, 100.0, tp) is None
