@@ -49,6 +49,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import NoReturn
 
+from toolwire.app.fixes import lapse_limit
 from toolwire.app.publishing import PublishFault
 
 __all__ = ["Expelled", "Fence", "SessionExpired"]
@@ -85,7 +86,7 @@ class Fence:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.group = group
         #: Seconds without a confirmation after which the member may have been expired.
-        self.limit = max(session_timeout - heartbeat_interval, heartbeat_interval)
+        self.limit = lapse_limit(session_timeout, heartbeat_interval)
         self.contact = contact
         self.expelled = expelled
         self.fail = fail

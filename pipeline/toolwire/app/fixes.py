@@ -214,6 +214,13 @@ def install(input_topic: str) -> None:
     setattr(consumer_class, _MARK, True)
 
 
+def lapse_limit(session_timeout: float, heartbeat_interval: float) -> float:
+    """Seconds without a confirmation after which the coordinator may have expired the member:
+    the session timeout less one heartbeat interval (the coordinator counts from when it
+    received the heartbeat, no later than when its answer arrived)."""
+    return max(session_timeout - heartbeat_interval, heartbeat_interval)
+
+
 def heartbeat_wait(session_timeout: float) -> float:
     """Seconds a heartbeat waits for its answer (fix 5): a third of the session timeout, so
     that two waits and a rediscovery fit in the session a new coordinator gives."""
@@ -296,7 +303,7 @@ def _note_group_contact() -> None:
         # aiokafka joins again as a new member, no heartbeat answer in between): for the
         # fence it was expelled, so the writes it held are never made.
         last = CONTACT.get(self.group_id)
-        limit = (self._session_timeout_ms - self._heartbeat_interval_ms) / 1000
+        limit = lapse_limit(self._session_timeout_ms / 1000, self._heartbeat_interval_ms / 1000)
         # (The generation may be reset already: an offset commit answered "unknown member"
         # resets it before this rejoin — seen in the network-fault test.)
         if last is not None and time.monotonic() - last > limit:
