@@ -63,11 +63,21 @@ fifth, by the network-fault tests (``tests/net``: a worker partitioned from its 
    yet, and the ``AssertionError`` crashed the consumer service (seen once in the
    benchmark's scale-out section). Fix: a partition whose position is not known yet has no
    event path to verify; the check returns nothing for it.
+7. **A topic declared while a broker is cut off.** At start Faust declares its topics (the
+   changelogs, its leader topic): it asks the *first* broker of its metadata for the
+   controller's id and sends CreateTopics there, once; a broker that does not answer raised
+   ``RequestTimedOutError`` out of the worker's start, and the worker exited 1 (seen in the
+   broker-isolation scenario: a worker restarted while broker 1 was cut off). Fix: every
+   broker is asked for the controller at once, the first answer wins; and a declaration that
+   fails with an error about reaching the cluster (a retriable Kafka error, no controller, a
+   time-out) is tried again, with backoff and fresh metadata, for the publish retry timeout
+   (:func:`install`'s ``declare_timeout``) before the error is raised.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import defaultdict
@@ -79,6 +89,7 @@ from aiokafka import TopicPartition
 from aiokafka import client as _client
 from aiokafka import errors as _errors
 from aiokafka.consumer import group_coordinator as _group_coordinator
+from faust import exceptions as _faust_exceptions
 from faust.tables import recovery as _recovery
 from faust.transport import consumer as _consumer
 from faust.transport.drivers import aiokafka as _aiokafka_driver
@@ -97,6 +108,8 @@ CONTACT: dict[str, float] = {}
 #: When the coordinator of each consumer group last answered a heartbeat of this process's
 #: member with "not a member (of this generation)" (``time.monotonic()``; fix 5).
 EXPELLED: dict[str, float] = {}
+#: Seconds a topic declaration that cannot reach the cluster is tried again (fix 7).
+DECLARE_TIMEOUT: float = 60.0
 
 
 def before_offsets(app: Any, commit: Callable[[], Awaitable[object]]) -> None:
@@ -172,8 +185,11 @@ async def on_recovery_completed_in_order(self: Any, generation_id: int = 0) -> N
     self.log.info("Worker ready")
 
 
-def install(input_topic: str) -> None:
-    """Patch Faust's consumer and recovery classes (idempotent)."""
+def install(input_topic: str, *, declare_timeout: float = 60.0) -> None:
+    """Patch Faust's consumer and recovery classes (idempotent); ``declare_timeout``: how long
+    a topic declaration is tried again (fix 7; the last call's value counts)."""
+    global DECLARE_TIMEOUT
+    DECLARE_TIMEOUT = declare_timeout
     consumer_class: Any = _consumer.Consumer
     if getattr(consumer_class, _MARK, False):
         return
@@ -211,6 +227,7 @@ def install(input_topic: str) -> None:
     _note_group_contact()
     _bound_coordinator_lookup()
     _verify_known_positions_only()
+    _declare_topics_through_faults()
     setattr(consumer_class, _MARK, True)
 
 
@@ -239,6 +256,77 @@ def _verify_known_positions_only() -> None:
             return None
 
     thread.verify_event_path = verify_event_path_of_known_positions
+
+
+#: Errors of a topic declaration that say the cluster was not reached, not that it refused.
+_UNREACHED: tuple[type[BaseException], ...] = (TimeoutError, _faust_exceptions.NotReady,
+                                               RuntimeError, OSError)
+
+
+def _reached_nothing(exc: BaseException) -> bool:
+    if isinstance(exc, _errors.KafkaError):
+        return bool(getattr(exc, "retriable", False)) or isinstance(exc, _errors.NotControllerError)
+    # Faust raises RuntimeError for NotController, Exception when no broker answered.
+    return isinstance(exc, _UNREACHED) or str(exc).startswith("Controller node")
+
+
+def _declare_topics_through_faults() -> None:
+    """Fix 7: the controller from the first broker that answers; a declaration that cannot
+    reach the cluster is tried again for :data:`DECLARE_TIMEOUT` seconds."""
+    transport: Any = _aiokafka_driver.Transport
+    create = transport._really_create_topic
+
+    async def controller_from_first_answer(self: Any, owner: Any, client: Any,
+                                           timeout: int = 30000) -> int | None:
+        nodes = [broker.nodeId for broker in client.cluster.brokers()]
+        if not nodes or None in nodes:
+            raise _faust_exceptions.NotReady("Not connected to Kafka Broker")
+        driver: Any = _aiokafka_driver  # its request types, as the aiokafka version has them
+        request: Any = (driver.MetadataRequest_v1([]) if driver._AIOKAFKA_HAS_API_VERSION
+                        else driver.MetadataRequest([]))
+        asks = [asyncio.ensure_future(client.send(node, request)) for node in nodes]
+        failure: BaseException | None = None
+        try:
+            for answer in asyncio.as_completed(asks, timeout=timeout / 1000):
+                if owner.should_stop:
+                    return None
+                try:
+                    response = await answer
+                except (_errors.KafkaError, OSError) as exc:
+                    failure = exc
+                    continue
+                return int(response.controller_id)
+        except TimeoutError as exc:
+            failure = exc
+        finally:
+            for ask in asks:
+                ask.cancel()
+        raise _errors.RequestTimedOutError(
+            f"no broker of {nodes} told the controller: {failure!r}")
+
+    async def create_topic_through_faults(self: Any, owner: Any, client: Any, topic: str,
+                                          *args: Any, **kwargs: Any) -> None:
+        deadline = time.monotonic() + DECLARE_TIMEOUT
+        backoff = 0.5
+        while True:
+            try:
+                await create(self, owner, client, topic, *args, **kwargs)
+                return
+            except Exception as exc:
+                if (not _reached_nothing(exc) or owner.should_stop
+                        or time.monotonic() + backoff > deadline):
+                    raise
+                _log.warning("declaring topic %s: %s: %s; trying again in %.1f s (for %.0f s "
+                             "more)", topic, type(exc).__name__, exc, backoff,
+                             deadline - time.monotonic())
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 5.0)
+            # The next try says what is wrong if this fails too.
+            with contextlib.suppress(TimeoutError, _errors.KafkaError, OSError):
+                await asyncio.wait_for(client.force_metadata_update(), backoff)
+
+    transport._get_controller_node = controller_from_first_answer
+    transport._really_create_topic = create_topic_through_faults
 
 
 def _bound_coordinator_lookup() -> None:

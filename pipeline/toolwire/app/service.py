@@ -46,7 +46,8 @@ class Toolwire:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        fixes.install(settings.topic_chunks)
+        fixes.install(settings.topic_chunks,
+                      declare_timeout=settings.publish_retry_timeout_seconds)
         app = self.app = build_faust_app(settings)
         raw: dict[str, Any] = {"key_type": bytes, "value_type": bytes,
                                "key_serializer": "raw", "value_serializer": "raw"}

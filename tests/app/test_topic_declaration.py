@@ -1,0 +1,132 @@
+"""Fix 7 of :mod:`toolwire.app.fixes` on Faust's own topic declaration, without a broker: the
+controller's id comes from the first broker that answers, and a declaration that cannot reach
+the cluster is tried again until the declare timeout. The broker-isolation scenario
+(``tests/net/test_faults.py``) is where it was seen: a worker restarted while broker 1 was cut
+off exited 1 from its start, Faust having asked broker 1 only, once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from aiokafka import errors
+from faust.transport.drivers.aiokafka import Transport
+
+from toolwire.app import fixes
+
+Answer = Callable[[int, Any], Any]
+
+
+class Owner:
+    """What Faust's declaration needs of its owner service: ``wait`` and ``should_stop``."""
+
+    should_stop = False
+    log = SimpleNamespace(info=lambda *a: None, debug=lambda *a: None)
+
+    async def wait(self, coro: Any, timeout: float) -> SimpleNamespace:
+        return SimpleNamespace(stopped=False, result=await coro)
+
+
+class Client:
+    """Brokers 1, 2, 3; ``answer(node, request)`` answers each request (raise, return, or
+    never)."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.sent: list[tuple[int, str]] = []
+        self.metadata_updates = 0
+        self.cluster = SimpleNamespace(
+            brokers=lambda: [SimpleNamespace(nodeId=n) for n in (1, 2, 3)],
+            topics=lambda: set())
+
+    async def send(self, node: int, request: Any) -> Any:
+        self.sent.append((node, type(request).__name__))
+        result = self.answer(node, request)
+        if asyncio.iscoroutine(result):
+            return await result
+        return result
+
+    async def force_metadata_update(self) -> bool:
+        self.metadata_updates += 1
+        return True
+
+
+async def never() -> None:
+    await asyncio.Event().wait()
+
+
+def created(code: int = 0) -> SimpleNamespace:
+    return SimpleNamespace(topic_errors=[("t-changelog", code, None)])
+
+
+@pytest.fixture
+def transport() -> Any:
+    fixes.install("chunks", declare_timeout=3.0)
+    yield object.__new__(Transport)  # the methods read nothing of the instance but these
+    fixes.install("chunks", declare_timeout=60.0)
+
+
+def test_the_controller_comes_from_the_first_broker_that_answers(transport: Any) -> None:
+    def answer(node: int, request: Any) -> Any:
+        if node == 1:
+            return never()  # cut off: no answer, no reset
+        if node == 2:
+            raise errors.KafkaConnectionError("refused")
+        return SimpleNamespace(controller_id=3)
+
+    client = Client(answer)
+    started = time.monotonic()
+    controller = asyncio.run(transport._get_controller_node(Owner(), client, timeout=10_000))
+    assert controller == 3
+    assert time.monotonic() - started < 1.0  # not after broker 1's request timeout
+    assert sorted(node for node, _ in client.sent) == [1, 2, 3]
+
+
+def test_a_declaration_that_times_out_is_tried_again(transport: Any) -> None:
+    creates: list[int] = []
+
+    def answer(node: int, request: Any) -> Any:
+        if "Metadata" in type(request).__name__:
+            return SimpleNamespace(controller_id=1)
+        creates.append(node)
+        if len(creates) == 1:
+            raise errors.RequestTimedOutError()
+        return created()
+
+    client = Client(answer)
+    asyncio.run(transport._really_create_topic(Owner(), client, "t-changelog", 6, 1,
+                                               compacting=True))
+    assert len(creates) == 2
+    assert client.metadata_updates == 1
+
+
+def test_a_refusal_is_raised_at_once(transport: Any) -> None:
+    creates: list[int] = []
+
+    def answer(node: int, request: Any) -> Any:
+        if "Metadata" in type(request).__name__:
+            return SimpleNamespace(controller_id=1)
+        creates.append(node)
+        return created(errors.InvalidReplicationFactorError.errno)
+
+    with pytest.raises(errors.InvalidReplicationFactorError):
+        asyncio.run(transport._really_create_topic(Owner(), Client(answer), "t-changelog", 6, 3))
+    assert len(creates) == 1
+
+
+def test_a_cluster_never_reached_fails_after_the_declare_timeout(transport: Any) -> None:
+    def answer(node: int, request: Any) -> Any:
+        raise errors.RequestTimedOutError()
+
+    client = Client(answer)
+    started = time.monotonic()
+    with pytest.raises(errors.RequestTimedOutError):
+        asyncio.run(transport._really_create_topic(Owner(), client, "t-changelog", 6, 1))
+    took = time.monotonic() - started
+    assert 1.0 < took < 3.5  # tried again with backoff, up to the declare timeout (3 s)
+    assert len([s for s in client.sent if "Create" in s[1]]) == 0  # no controller ever known
+    assert client.metadata_updates >= 2
