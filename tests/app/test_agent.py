@@ -112,7 +112,25 @@ def test_the_app_follows_the_replication_settings(tmp_path: Path) -> None:
     producer = worker.app.producer
     assert producer._settings_extra()["enable_idempotence"] is True
     for table in worker.app.tables.values():
-        assert table.extra_topic_configs == {"min.insync.replicas": "2"}
+        assert table.extra_topic_configs["min.insync.replicas"] == "2"
+
+
+def test_changelog_segments_roll_so_that_compaction_runs(tmp_path: Path) -> None:
+    worker = create_app(Settings(state_dir=tmp_path, app_id="seg-test", bootstrap="127.0.0.1:9",
+                                 changelog_segment_seconds=120.0,
+                                 changelog_segment_bytes=8 * 1024 * 1024,
+                                 changelog_tombstone_retention_seconds=300.0))
+    for table in worker.app.tables.values():
+        assert table.extra_topic_configs == {"segment.ms": "120000", "segment.bytes": "8388608",
+                                             "delete.retention.ms": "300000"}
+    defaults = create_app(Settings(state_dir=tmp_path, app_id="seg-test2",
+                                   bootstrap="127.0.0.1:9"))
+    for table in defaults.app.tables.values():
+        # Not Kafka's 7 days and 1 GiB (never rolled, never compacted) nor its day of
+        # tombstones.
+        assert int(table.extra_topic_configs["segment.ms"]) <= 3_600_000
+        assert int(table.extra_topic_configs["segment.bytes"]) <= 256 * 1024 * 1024
+        assert int(table.extra_topic_configs["delete.retention.ms"]) <= 3_600_000
 
 
 def test_a_publish_fault_stops_the_worker_with_its_status_not_a_restarted_agent(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
 
 from tests.app.support import (
     Chunk,
@@ -35,6 +36,7 @@ from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
 from toolwire.core import Provenance, assemble
 from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
+from toolwire.kafka.topics import topic_configs
 from toolwire.publish import split_events
 from toolwire.stream.messages import H_CHUNK_SEQ, H_CONTROL, H_WIRE, idempotency_key
 from toolwire.stream.state import DoneMarker, decode_response, segment_key
@@ -297,6 +299,23 @@ def test_state_is_deleted_after_completion(kafka_bootstrap: str, tmp_path: Path)
     assert isinstance(done, DoneMarker) and done.outcome == "assembled", done
     # One key per segment written (a later commit may have written more than the first).
     assert done.segments == len(chunks), (done, sorted(chunks))
+    # The changelogs the worker created roll their segments and bound their tombstones, so
+    # that the broker compacts them (Kafka's defaults never would in practice).
+    wanted = {"cleanup.policy": "compact", "segment.ms": "600000", "segment.bytes": "67108864",
+              "delete.retention.ms": "3600000"}
+    changelogs = [f"{dep.name}-{t}-changelog" for t in ("chunks", "responses", "quarantine")]
+    configs = asyncio.run(_configs_of(kafka_bootstrap, changelogs, list(wanted)))
+    assert configs == dict.fromkeys(changelogs, wanted), configs
+
+
+async def _configs_of(bootstrap: str, topics: list[str],
+                      wanted: list[str]) -> dict[str, dict[str, str]]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        return await topic_configs(admin, topics, wanted)
+    finally:
+        await admin.close()
 
 
 def test_cli_release_and_consume(deployment: tuple[Deployment, Worker]) -> None:

@@ -80,6 +80,19 @@ class Settings:
     sweep_interval_seconds: float = 30.0
     #: How long a decided response is remembered, so replayed chunks do not publish it again.
     dedupe_window_seconds: float = 3600.0
+    #: The tables' changelog topics roll a segment after this long (``segment.ms``) or this
+    #: many bytes (``segment.bytes``). Kafka compacts rolled segments only: with its defaults
+    #: (7 days, 1 GiB) a changelog is in practice never compacted, and every restart or
+    #: take-over restores every write ever made (the hour's soak: 358,922 changelog records
+    #: for about 19,000 live keys, and each restart slower than the one before).
+    changelog_segment_seconds: float = 600.0
+    changelog_segment_bytes: int = 64 * MiB
+    #: How long a compacted changelog keeps the tombstone of a deleted key
+    #: (``delete.retention.ms``; Kafka's default: a day). Every decided response deletes its
+    #: chunks, and its dedupe marker after the window, so tombstones are most of what a
+    #: restore reads; a restore that lasts longer than this could miss a deletion made while
+    #: it ran (the key comes back until the sweep or the dedupe window drops it).
+    changelog_tombstone_retention_seconds: float = 3600.0
     #: A worker that stops heartbeating (crashed) loses its partitions after this long; a
     #: restarted worker may wait as long before it joins the group.
     session_timeout_seconds: float = 30.0
@@ -185,6 +198,9 @@ class Settings:
         if self.event_loop not in ("asyncio", "uvloop"):
             raise ValueError(f"TOOLWIRE_EVENT_LOOP={self.event_loop!r}: expected asyncio or "
                              "uvloop")
+        if self.changelog_segment_bytes < MiB:
+            raise ValueError(f"TOOLWIRE_CHANGELOG_SEGMENT_BYTES={self.changelog_segment_bytes}: "
+                             f"expected at least {MiB} (1 MiB, Kafka's least segment.bytes)")
         # Kafka reads protocol and mechanism names in any case; they are kept in upper case.
         object.__setattr__(self, "security_protocol", self.security_protocol.strip().upper())
         if self.sasl_mechanism is not None:

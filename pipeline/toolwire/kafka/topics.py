@@ -29,13 +29,14 @@ async def partition_counts(admin: Any, names: Sequence[str]) -> dict[str, int]:
             if t["error_code"] == 0}
 
 
-async def topic_configs(admin: Any, names: Sequence[str]) -> dict[str, dict[str, str]]:
-    """``cleanup.policy`` and ``retention.ms`` of each topic, as the broker spells them."""
+async def topic_configs(admin: Any, names: Sequence[str],
+                        wanted: Sequence[str] = ("cleanup.policy", "retention.ms"),
+                        ) -> dict[str, dict[str, str]]:
+    """The ``wanted`` configs of each topic, as the broker spells them."""
     if not names:
         return {}
-    wanted = {"cleanup.policy": None, "retention.ms": None}
     responses = await admin.describe_configs(
-        [ConfigResource(ConfigResourceType.TOPIC, n, dict(wanted)) for n in names])
+        [ConfigResource(ConfigResourceType.TOPIC, n, dict.fromkeys(wanted)) for n in names])
     configs: dict[str, dict[str, str]] = {}
     for response in responses:
         for resource in response.to_object()["resources"]:
