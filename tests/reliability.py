@@ -723,11 +723,16 @@ def processes(workers: Iterable[Worker], topic: str) -> list[Process]:
 
 
 def rebalances(procs: Iterable[Process]) -> list[Event]:
-    """Each time a process's log shows input partitions moved away from it (one assignment
-    to the next: what it owned and is no longer given), as an :class:`Event` of that
-    process at the assignment that no longer gives them. For scenarios where a rebalance may
-    publish a response again (a member that lost its partitions without a clean hand-over);
-    a clean rebalance must not, so the broker tests do not count these."""
+    """Each time input partitions moved away from a process, as an :class:`Event` of that
+    process: where its own log shows it (one assignment to the next: what it owned and is no
+    longer given), at the assignment that no longer gives them; and where another process's
+    log shows it taking over partitions this one's last assignment still gave it (a member
+    the group expelled without telling it — a partitioned worker — logs no new assignment),
+    at that take-over. For scenarios where a rebalance may publish a response again (a
+    member that lost its partitions without a clean hand-over: a publish it had in flight
+    lands after the new owner's); a clean rebalance must not, so the broker tests do not
+    count these."""
+    procs = list(procs)
     out: list[Event] = []
     for proc in procs:
         held: frozenset[int] = frozenset()
@@ -738,6 +743,18 @@ def rebalances(procs: Iterable[Process]) -> list[Event]:
                                         f"from {proc.name}", worker=proc.name, kind=REBALANCE,
                                  partitions=moved))
             held = parts
+    assignments = sorted((since, i, parts) for i, proc in enumerate(procs)
+                         for since, parts in proc.owned)
+    owned: dict[int, frozenset[int]] = {}  # each process's last assignment, by index
+    for since, i, parts in assignments:
+        for j, theirs in owned.items():
+            taken = theirs & parts
+            if j != i and taken:
+                out.append(Event(since, f"rebalance: partitions {sorted(taken)} taken over "
+                                        f"from {procs[j].name} by {procs[i].name}",
+                                 worker=procs[j].name, kind=REBALANCE, partitions=taken))
+                owned[j] = theirs - taken
+        owned[i] = parts
     return sorted(out)
 
 

@@ -270,6 +270,13 @@ def test_the_log_readers_find_assignments_and_recoveries(tmp_path: Path) -> None
     assert proc.owns(0, start + 7) is False and proc.owns(0, start) is None
     [moved] = rebalances([proc])
     assert moved.worker == A and moved.partitions == frozenset({0, 1}) and moved.at == start + 6
+    # A member expelled without being told logs no new assignment: the partitions it still
+    # holds by its log moved away from it when another process's log takes them over.
+    other = Process("vm:2", start, None, ((start + 4, frozenset({1, 2})),))
+    events = rebalances([proc, other])
+    taken = [e for e in events if "taken over" in e.label]
+    assert [(e.at, e.worker, e.partitions) for e in taken] == [(start + 4, A, frozenset({1}))]
+    assert len(events) == 2  # and A's own move of 0 (1 already taken) at its next assignment
 
 
 # --------------------------------------------------------------------------- processes
