@@ -36,6 +36,7 @@ from tests.core.captures import CAPTURES
 from tests.core.sse import body, call, chunk
 from toolwire.core import Provenance, assemble
 from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
+from toolwire.kafka.clients import open_client
 from toolwire.kafka.topics import topic_configs
 from toolwire.publish import split_events
 from toolwire.stream.messages import H_CHUNK_SEQ, H_CONTROL, H_WIRE, idempotency_key
@@ -310,12 +311,8 @@ def test_state_is_deleted_after_completion(kafka_bootstrap: str, tmp_path: Path)
 
 async def _configs_of(bootstrap: str, topics: list[str],
                       wanted: list[str]) -> dict[str, dict[str, str]]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
+    async with open_client(AIOKafkaAdminClient, bootstrap, start_timeout=30) as admin:
         return await topic_configs(admin, topics, wanted)
-    finally:
-        await admin.close()
 
 
 def test_cli_release_and_consume(deployment: tuple[Deployment, Worker]) -> None:

@@ -86,18 +86,27 @@ def test_the_controller_comes_from_the_first_broker_that_answers(transport: Any)
     assert sorted(node for node, _ in client.sent) == [1, 2, 3]
 
 
-def test_a_declaration_that_times_out_is_tried_again(transport: Any) -> None:
-    creates: list[int] = []
+def controller_1_then(create: Callable[[int], Any], creates: list[int]) -> Answer:
+    """Answers: broker 1 is the controller; the n-th CreateTopics gets ``create(n)``."""
 
     def answer(node: int, request: Any) -> Any:
         if "Metadata" in type(request).__name__:
             return SimpleNamespace(controller_id=1)
         creates.append(node)
-        if len(creates) == 1:
+        return create(len(creates))
+
+    return answer
+
+
+def test_a_declaration_that_times_out_is_tried_again(transport: Any) -> None:
+    creates: list[int] = []
+
+    def create(n: int) -> Any:
+        if n == 1:
             raise errors.RequestTimedOutError()
         return created()
 
-    client = Client(answer)
+    client = Client(controller_1_then(create, creates))
     asyncio.run(transport._really_create_topic(Owner(), client, "t-changelog", 6, 1,
                                                compacting=True))
     assert len(creates) == 2
@@ -106,13 +115,8 @@ def test_a_declaration_that_times_out_is_tried_again(transport: Any) -> None:
 
 def test_a_refusal_is_raised_at_once(transport: Any) -> None:
     creates: list[int] = []
-
-    def answer(node: int, request: Any) -> Any:
-        if "Metadata" in type(request).__name__:
-            return SimpleNamespace(controller_id=1)
-        creates.append(node)
-        return created(errors.InvalidReplicationFactorError.errno)
-
+    answer = controller_1_then(lambda n: created(errors.InvalidReplicationFactorError.errno),
+                               creates)
     with pytest.raises(errors.InvalidReplicationFactorError):
         asyncio.run(transport._really_create_topic(Owner(), Client(answer), "t-changelog", 6, 3))
     assert len(creates) == 1
