@@ -33,18 +33,30 @@ class Owner:
 
 class Client:
     """Brokers 1, 2, 3; ``answer(node, request)`` answers each request (raise, return, or
-    never)."""
+    never) but ListOffsets, which ``serves(n)`` answers with the error code of the n-th
+    (the topic's 6 partitions led by brokers 1 and 2 in the metadata it fetches)."""
 
-    def __init__(self, answer: Answer) -> None:
-        self.answer = answer
+    def __init__(self, answer: Answer, serves: Callable[[int], int] = lambda n: 0,
+                 topics: frozenset[str] = frozenset()) -> None:
+        self.answer, self.serves = answer, serves
         self.sent: list[tuple[int, str]] = []
         self.metadata_updates = 0
+        self.probes: list[tuple[int, list[int]]] = []
         self.cluster = SimpleNamespace(
             brokers=lambda: [SimpleNamespace(nodeId=n) for n in (1, 2, 3)],
-            topics=lambda: set())
+            topics=lambda: set(topics))
+
+    async def fetch_all_metadata(self) -> Any:
+        return SimpleNamespace(partitions_for_topic=lambda topic: set(range(6)),
+                               leader_for_partition=lambda tp: 1 + tp.partition % 2)
 
     async def send(self, node: int, request: Any) -> Any:
         self.sent.append((node, type(request).__name__))
+        if "Offset" in type(request).__name__:
+            ((topic, entries),) = request._topics
+            self.probes.append((node, sorted(p for p, _ in entries)))
+            code = self.serves(len(self.probes))
+            return SimpleNamespace(topics=[(topic, [(p, code, -1, 0) for p, _ in entries])])
         result = self.answer(node, request)
         if asyncio.iscoroutine(result):
             return await result
@@ -134,3 +146,38 @@ def test_a_cluster_never_reached_fails_after_the_declare_timeout(transport: Any)
     assert 1.0 < took < 3.5  # tried again with backoff, up to the declare timeout (3 s)
     assert len([s for s in client.sent if "Create" in s[1]]) == 0  # no controller ever known
     assert client.metadata_updates >= 2
+
+
+def test_a_created_topic_is_declared_once_every_leader_serves_it(transport: Any) -> None:
+    """Fix 8: the first ListOffsets (one per leader) is answered "not the leader"; the
+    declaration asks again and returns once both leaders serve their partitions."""
+    creates: list[int] = []
+    client = Client(controller_1_then(lambda n: created(), creates),
+                    serves=lambda n: errors.NotLeaderForPartitionError.errno if n <= 2 else 0)
+    asyncio.run(transport._really_create_topic(Owner(), client, "t-changelog", 6, 1))
+    assert len(creates) == 1
+    assert sorted(client.probes) == [(1, [0, 2, 4]), (1, [0, 2, 4]), (2, [1, 3, 5]),
+                                     (2, [1, 3, 5])]
+
+
+def test_a_topic_that_exists_is_not_probed(transport: Any) -> None:
+    creates: list[int] = []
+    client = Client(controller_1_then(lambda n: created(), creates),
+                    topics=frozenset({"t-changelog"}))
+    asyncio.run(transport._really_create_topic(Owner(), client, "t-changelog", 6, 1))
+    assert creates == [] and client.probes == []
+
+
+def test_a_topic_never_served_is_declared_with_a_warning_after_the_timeout(
+        transport: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """Not an error out of the worker's start: aiokafka retries its reads and writes."""
+    creates: list[int] = []
+    client = Client(controller_1_then(lambda n: created(), creates),
+                    serves=lambda n: errors.NotLeaderForPartitionError.errno)
+    started = time.monotonic()
+    with caplog.at_level("WARNING", logger="toolwire.app"):
+        asyncio.run(transport._really_create_topic(Owner(), client, "t-changelog", 6, 1))
+    assert 2.0 < time.monotonic() - started < 4.0  # the declare timeout is 3 s
+    assert len(client.probes) > 4
+    assert any("not every partition's leader serves it" in r.getMessage()
+               for r in caplog.records)

@@ -5,7 +5,8 @@ The first four were found by our crash tests (``tests/app/test_crash_broker.py``
 worker mid-stream, restart, every response exactly once) and each loses input silently, so
 they are patched here, narrowly, until fixed upstream (another fault, a table recovery left
 with its flow stopped, is not patched but watched for: :mod:`toolwire.app.watchdog`); the
-fifth, by the network-fault tests (``tests/net``: a worker partitioned from its brokers):
+fifth, by the network-fault tests (``tests/net``: a worker partitioned from its brokers); the
+last three, by the benchmark, the broker-isolation scenario and CI:
 
 1. **Commit ahead of the changelog.** Faust commits an offset once the messages *attached* to
    it are sent, but table changelog writes are buffered with ``send_soon`` and not attached. A
@@ -72,6 +73,16 @@ fifth, by the network-fault tests (``tests/net``: a worker partitioned from its 
    fails with an error about reaching the cluster (a retriable Kafka error, no controller, a
    time-out) is tried again, with backoff and fresh metadata, for the publish retry timeout
    (:func:`install`'s ``declare_timeout``) before the error is raised.
+8. **A topic just created is not led yet.** CreateTopics is answered once the controller
+   has written the topic; each broker takes up its partitions a moment later, and the
+   metadata may name a leader before that leader serves the partition. A worker's first
+   start went straight on to read the changelogs it had just declared, and aiokafka's
+   fetcher logged ``[ERROR] Failed fetch offsets from 1: NotLeaderForPartitionError`` for a
+   changelog (and retried; seen in CI under load) — an error line on every healthy first
+   deploy, which an operator alerting on errors would be paged for. Fix: a declaration that
+   created a topic returns once the leader of each of its partitions answers ListOffsets
+   for it (:func:`_until_served`), for the declare timeout at most; after that it warns and
+   goes on (reads and writes of the topic are retried by aiokafka anyway).
 """
 
 from __future__ import annotations
@@ -89,6 +100,7 @@ from aiokafka import TopicPartition
 from aiokafka import client as _client
 from aiokafka import errors as _errors
 from aiokafka.consumer import group_coordinator as _group_coordinator
+from aiokafka.protocol import offset as _offset_protocol
 from faust import exceptions as _faust_exceptions
 from faust.tables import recovery as _recovery
 from faust.transport import consumer as _consumer
@@ -308,9 +320,15 @@ def _declare_topics_through_faults() -> None:
                                           *args: Any, **kwargs: Any) -> None:
         deadline = time.monotonic() + DECLARE_TIMEOUT
         backoff = 0.5
+        known = topic in client.cluster.topics()
         while True:
             try:
                 await create(self, owner, client, topic, *args, **kwargs)
+                if not known and not await _until_served(owner, client, topic,
+                                                         time.monotonic() + DECLARE_TIMEOUT):
+                    _log.warning("topic %s: declared, but not every partition's leader serves "
+                                 "it after %.0f s; going on (aiokafka retries its reads and "
+                                 "writes)", topic, DECLARE_TIMEOUT)
                 return
             except Exception as exc:
                 if (not _reached_nothing(exc) or owner.should_stop
@@ -327,6 +345,50 @@ def _declare_topics_through_faults() -> None:
 
     transport._get_controller_node = controller_from_first_answer
     transport._really_create_topic = create_topic_through_faults
+
+
+async def _until_served(owner: Any, client: Any, topic: str, deadline: float) -> bool:
+    """Fix 8: wait until the leader of every partition of ``topic`` serves it (True), the
+    owner stops or ``deadline`` (``time.monotonic()``) passes (False)."""
+    backoff = 0.05
+    while not owner.should_stop:
+        with contextlib.suppress(_errors.KafkaError, OSError, TimeoutError):
+            if await asyncio.wait_for(_served(client, topic),
+                                      max(0.1, min(5.0, deadline - time.monotonic()))):
+                return True
+        if time.monotonic() + backoff > deadline:
+            return False
+        await asyncio.sleep(backoff)
+        backoff = min(backoff * 2, 1.0)
+    return False
+
+
+async def _served(client: Any, topic: str) -> bool:
+    """Whether fresh metadata names a leader for every partition of ``topic`` and each leader
+    answers a ListOffsets (latest) for its partitions without an error."""
+    cluster = await client.fetch_all_metadata()
+    partitions = cluster.partitions_for_topic(topic)
+    if not partitions:
+        return False
+    by_leader: defaultdict[int, list[int]] = defaultdict(list)
+    for partition in partitions:
+        leader = cluster.leader_for_partition(TopicPartition(topic, partition))
+        if leader is None or leader < 0:
+            return False
+        by_leader[leader].append(partition)
+    answers = await asyncio.gather(*(client.send(node, _latest_offsets(topic, owned))
+                                     for node, owned in by_leader.items()))
+    return all(code == 0 for answer in answers for _, parts in answer.topics
+               for _, code, *_ in parts)
+
+
+def _latest_offsets(topic: str, partitions: list[int]) -> Any:
+    """A ListOffsets request for the latest offset of ``partitions`` of ``topic``, as the
+    installed aiokafka spells it (before 0.13: a list of request types by version)."""
+    entries = [(topic, [(partition, -1) for partition in partitions])]
+    if _aiokafka_driver._AIOKAFKA_HAS_API_VERSION:
+        return _offset_protocol.OffsetRequest[1](-1, entries)
+    return _offset_protocol.OffsetRequest(-1, 0, entries)
 
 
 def _bound_coordinator_lookup() -> None:
