@@ -60,6 +60,18 @@ def test_exclusion_covers_warmup_and_a_minute_after_each_fault() -> None:
     assert soak_stats.excluded(680.0, 120.0, faults) is None
 
 
+def test_exclusion_lasts_until_the_lag_is_back_to_zero() -> None:
+    """A worker killed at 300 s whose lag came back 90 s later: its catch-up is left out up
+    to 390 s (not 361 s); a fault caught up within the minute keeps the minute."""
+    faults = [Fault("kill", 300.0, 300.0, caught_up=90.0), Fault("broker", 600.0, 620.0, 5.0)]
+    assert "lag was back to zero" in (soak_stats.excluded(389.9, 120.0, faults) or "")
+    assert soak_stats.excluded(390.0, 120.0, faults) is None
+    assert "60 s after" in (soak_stats.excluded(359.0, 120.0, faults, caught_up=False) or "")
+    assert soak_stats.excluded(370.0, 120.0, faults, caught_up=False) is None
+    assert "broker" in (soak_stats.excluded(679.0, 120.0, faults) or "")
+    assert soak_stats.excluded(680.0, 120.0, faults) is None
+
+
 def test_thirds_and_goals() -> None:
     assert soak_stats.thirds([1.0, 1.0, 5.0, 5.0, 2.0, 2.0]) == (1.0, 2.0)
     assert soak_stats.thirds([1.0, 2.0]) is None

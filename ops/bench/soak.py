@@ -31,7 +31,8 @@ changelog topics' size (records: end - beginning offsets, summed; and their byte
 broker's disk), and its open file descriptors (/proc/PID/fd). A progress line goes to stderr.
 
 At the end: a table of each metric's least-squares slope per hour, over the samples after the
-warm-up and outside each fault (from its start to 1 minute after it ended), both over all of
+warm-up and outside each fault (from its start until its lag was back to zero, and at least 1
+minute after it ended: a restarted worker's catch-up is its warm-up), both over all of
 them and within each worker process (one slope, an intercept per process: a restarted worker
 starts from nothing); the time from each fault until the lag was back to zero (every
 partition's committed offset at or past the end offset read at least 5 s earlier, after the
@@ -416,7 +417,8 @@ class Soak:
                 ) -> dict[str, Any]:
         assert self.pacer is not None
         warmup = self.args.warmup * 60
-        faults = [Fault(f["kind"], f["started_s"], f["ended_s"]) for f in self.faults]
+        faults = [Fault(f["kind"], f["started_s"], f["ended_s"], f["recovered_after_s"])
+                  for f in self.faults]
         for s in self.samples:
             s["excluded"] = soak_stats.excluded(s["t_s"], warmup, faults)
             if s["cpu_us_per_event"] is not None and s["excluded"] is None:
@@ -443,6 +445,14 @@ class Soak:
                                _r(soak_stats.within_slope_per_hour(groups)),
                            "first_third_mean": _r(pair[0]) if pair else None,
                            "last_third_mean": _r(pair[1]) if pair else None}
+        # The first soaks' window (a minute after each fault, caught up or not), beside.
+        minute = [s for s in self.samples if s["rss_bytes"] is not None and
+                  soak_stats.excluded(s["t_s"], warmup, faults, caught_up=False) is None]
+        minute_groups: dict[object, list[tuple[float, float]]] = {}
+        for s in minute:
+            minute_groups.setdefault(s["pid"], []).append((s["t_s"], s["rss_bytes"] * 2**-20))
+        table["rss_mib"]["within_worker_slope_per_hour_minute_window"] = _r(
+            soak_stats.within_slope_per_hour(minute_groups))
         cpu = [s["cpu_us_per_event"] for s in self.samples if s["excluded"] is None
                and s["cpu_us_per_event"] is not None and not s.get("excluded_cpu")]
         cpu_change = soak_stats.change(soak_stats.thirds(cpu))
@@ -470,8 +480,11 @@ class Soak:
             "cpu_change_last_vs_first_third": _r(cpu_change),
             "goals": [asdict(g) for g in goals], "notes": self.notes,
             "exclusion": "samples before the warm-up's end, and from each fault's start until "
+                         "its lag was back to zero and at least "
                          f"{soak_stats.AFTER_FAULT:.0f} s after it ended, are left out of the "
-                         "slopes (CPU per event also when its interval began in such a window)",
+                         "slopes (CPU per event also when its interval began in such a window); "
+                         "rss_mib's within_worker_slope_per_hour_minute_window: the window "
+                         f"ending {soak_stats.AFTER_FAULT:.0f} s after each fault, lag or not",
         }
 
 
@@ -503,6 +516,9 @@ def report(result: dict[str, Any], header: dict[str, Any]) -> str:
     lines += _columns(rows)
     lines.append("")
     lines.append(result["exclusion"])
+    lines.append("RSS slope within a worker, the window ending a minute after each fault: "
+                 f"{fmt(result['slopes']['rss_mib'].get('within_worker_slope_per_hour_minute_window'))}"
+                 " MiB/h")
     lines.append("")
     rows = [("fault", "at min", "ended min", "pids", "lag back to zero after s")]
     for f in result["faults"]:
