@@ -51,6 +51,7 @@ class Coordinator:
         self.sleeps = 0
 
     async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(0)  # let other waiters run, as a real sleep does
         self.sleeps += 1
         self.clock.now += seconds
         for at, answer in sorted(self.answers.items()):
@@ -117,6 +118,26 @@ def test_a_hold_waits_out_a_silence_and_ends_with_the_first_confirmation() -> No
     assert guard.holds == 1 and 12.0 <= guard.held_seconds <= 12.5
     assert not guard.in_doubt()
     guard.check()
+
+
+def test_writes_waiting_in_one_outage_are_one_hold() -> None:
+    """A publish, a flush and a commit waiting at the same moment: one hold for the operator
+    (the counter, the log, "not ready" once), lasting from the first wait to the last."""
+    clock, contact = Clock(), {"app": 1000.0}
+    seen: list[bool] = []
+    coordinator = Coordinator(clock, contact, {}, {12.0: "confirmed"})
+    guard = fence(contact, clock, on_hold=seen.append, sleep=coordinator.sleep)
+    clock.now += 28.0
+    coordinator.start = clock.now
+
+    async def three() -> None:
+        await asyncio.gather(guard.hold(), guard.hold(), guard.hold())
+
+    asyncio.run(three())
+    assert guard.holds == 1 and seen == [True, False]
+    assert 12.0 <= guard.held_seconds <= 13.0
+    asyncio.run(guard.hold())  # after the outage: no hold
+    assert guard.holds == 1
 
 
 def test_a_hold_ends_in_a_stop_when_the_coordinator_says_the_member_is_gone() -> None:

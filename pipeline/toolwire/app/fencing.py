@@ -96,9 +96,13 @@ class Fence:
         self.sleep = sleep
         #: Expulsions noted before this fence was made are another worker's (tests).
         self.since = clock()
-        #: Holds so far, and the seconds they lasted (for the operator's log and tests).
+        #: Holds so far, and the seconds they lasted (for the operator's log and tests): one
+        #: per episode, however many writes (publish, flush, commit) wait in it.
         self.holds = 0
         self.held_seconds = 0.0
+        #: Writes waiting in the current hold, and when its first began.
+        self._waiting = 0
+        self._hold_started = 0.0
 
     def silence(self) -> float | None:
         """Seconds since the coordinator last confirmed the member (``None``: never yet)."""
@@ -144,14 +148,17 @@ class Fence:
             self._stop_expelled()
         if not self.in_doubt():
             return
-        started = self.clock()
-        self.holds += 1
-        self.on_hold(True)
-        logged = started
-        log.warning("fence: no heartbeat of group %r answered for %.0f s (limit %.0f s): "
-                    "holding every write and commit until the coordinator answers (a "
-                    "cluster or network outage; the worker stops if the group moved on)",
-                    self.group, self.silence() or 0.0, self.limit)
+        started = logged = self.clock()
+        first = self._waiting == 0
+        self._waiting += 1
+        if first:
+            self.holds += 1
+            self._hold_started = started
+            self.on_hold(True)
+            log.warning("fence: no heartbeat of group %r answered for %.0f s (limit %.0f s): "
+                        "holding every write and commit until the coordinator answers (a "
+                        "cluster or network outage; the worker stops if the group moved on)",
+                        self.group, self.silence() or 0.0, self.limit)
         try:
             while self.in_doubt():
                 if self._was_expelled():
@@ -160,7 +167,7 @@ class Fence:
                 now = self.clock()
                 if now - started > self.max_hold and self.in_doubt():
                     self._stop_unanswered(now - started)
-                if now - logged >= HOLD_LOG_EVERY:
+                if first and now - logged >= HOLD_LOG_EVERY:
                     logged = now
                     log.warning("fence: still holding after %.0f s: no heartbeat of group "
                                 "%r answered for %.0f s", now - started, self.group,
@@ -168,11 +175,15 @@ class Fence:
             if self._was_expelled():
                 self._stop_expelled()
         finally:
-            waited = self.clock() - started
-            self.held_seconds += waited
-            self.on_hold(False)
-        log.warning("fence: released after %.1f s: the coordinator confirmed the member; "
-                    "nothing was written meanwhile", waited)
+            self._waiting -= 1
+            last = self._waiting == 0
+            if last:
+                waited = self.clock() - self._hold_started
+                self.held_seconds += waited
+                self.on_hold(False)
+        if last:
+            log.warning("fence: released after %.1f s: the coordinator confirmed the member; "
+                        "nothing was written meanwhile", waited)
 
     def _stop_unanswered(self, held: float) -> NoReturn:
         self.fail(PublishFault(

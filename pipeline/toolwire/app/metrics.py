@@ -90,7 +90,8 @@ EVENT_COUNTERS: Final[Mapping[Event, tuple[str, str]]] = {
                                   "Table recoveries found with their consumer flow stopped and "
                                   "resumed (a faust-streaming stall, see toolwire.app.watchdog)."),
     Event.FENCE_HOLDS: ("toolwire_fence_holds_total",
-                        "Times the worker held every write and commit because no heartbeat of "
+                        "Times (outages, not writes) the worker held every write and commit "
+                        "because no heartbeat of "
                         "its group was answered for the session timeout (a cluster or network "
                         "outage; see toolwire.app.fencing)."),
 }
