@@ -33,7 +33,7 @@ from toolwire.config.settings import Settings
 from toolwire.core import Assembler, Limits, Provenance, assemble
 from toolwire.core.wires import DEFAULT_WIRE, SUPPORTED_WIRES
 from toolwire.core.wires.chat_completions import ChatCompletions
-from toolwire.kafka import TopicError
+from toolwire.kafka import TopicError, changelog_configs
 from toolwire.stream import messages
 from toolwire.stream.messages import (
     H_CHUNK_SEQ,
@@ -746,6 +746,33 @@ def test_apply_refuses_changelogs_partitioned_unlike_the_input(kafka_bootstrap: 
         asyncio.run(apply_topics(kafka_bootstrap, contracts, app_id=settings.app_id))
     # Without the app id the changelogs are not looked at.
     asyncio.run(apply_topics(kafka_bootstrap, contracts))
+
+
+@pytest.mark.broker
+def test_apply_reports_changelogs_whose_compaction_configs_differ(kafka_bootstrap: str) -> None:
+    """A changelog created before the worker set segment.ms and the rest (Kafka's defaults:
+    never compacted in practice) gets a line with the command; one created as the worker does
+    gets none; neither is altered, and neither is an error."""
+    settings = _unique_settings(partitions=3)
+    wanted = changelog_configs(settings)
+    old, new = (f"{settings.app_id}-responses-changelog", f"{settings.app_id}-chunks-changelog")
+    asyncio.run(_create(kafka_bootstrap, old, 3, {"cleanup.policy": "compact"}))
+    asyncio.run(_create(kafka_bootstrap, new, 3, {"cleanup.policy": "compact", **wanted}))
+    _, before = asyncio.run(_describe(kafka_bootstrap, [old]))[old]
+    assert before["segment.ms"] != wanted["segment.ms"]
+    contracts = load_contracts(TOPICS_DIR, settings)
+    lines = asyncio.run(apply_topics(kafka_bootstrap, contracts, app_id=settings.app_id,
+                                     changelog=wanted))
+    assert len(lines) == len(contracts) + 1
+    drift = lines[-1]
+    assert drift.startswith(f"changelog topic {old} has segment.ms={before['segment.ms']}, "
+                            f"segment.bytes={before['segment.bytes']}")
+    assert (f"--entity-name {old} --add-config segment.ms={wanted['segment.ms']},"
+            f"segment.bytes={wanted['segment.bytes']},"
+            f"delete.retention.ms={wanted['delete.retention.ms']}") in drift
+    assert not any(new in line for line in lines)
+    _, configs = asyncio.run(_describe(kafka_bootstrap, [old]))[old]
+    assert configs["segment.ms"] == before["segment.ms"]  # reported, not altered
 
 
 @pytest.mark.broker

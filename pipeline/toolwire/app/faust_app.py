@@ -46,21 +46,6 @@ def heartbeat_interval(settings: Settings) -> float:
     return min(3.0, settings.session_timeout_seconds / 3)
 
 
-def changelog_configs(settings: Settings) -> dict[str, str]:
-    """Topic configs of the tables' changelog topics (Faust adds ``cleanup.policy=compact``):
-    segments that roll, so that compaction runs, and tombstones kept for a bounded time, so
-    that a restore reads about the live keys and the last hour's deletions, not the whole
-    history (:class:`~toolwire.config.settings.Settings`, ``changelog_segment_seconds``)."""
-    configs = {
-        "segment.ms": str(int(settings.changelog_segment_seconds * 1000)),
-        "segment.bytes": str(settings.changelog_segment_bytes),
-        "delete.retention.ms": str(int(settings.changelog_tombstone_retention_seconds * 1000)),
-    }
-    if settings.min_insync_replicas is not None:
-        configs["min.insync.replicas"] = str(settings.min_insync_replicas)
-    return configs
-
-
 def _faust_app(settings: Settings) -> faust.App:
     datadir = settings.state_dir / "worker"
     return faust.App(

@@ -23,7 +23,7 @@ import faust
 from toolwire.app import fixes, memory
 from toolwire.app.commit import Checkpoint, drain_producer
 from toolwire.app.crash import CrashWatch
-from toolwire.app.faust_app import build_faust_app, changelog_configs, heartbeat_interval
+from toolwire.app.faust_app import build_faust_app, heartbeat_interval
 from toolwire.app.fencing import Fence
 from toolwire.app.health import Health, serve
 from toolwire.app.metrics import WorkerMetrics
@@ -33,7 +33,7 @@ from toolwire.app.watchdog import RecoveryStalled, RecoveryWatchdog, Verdict
 from toolwire.config.logs import logging_config
 from toolwire.config.security import client_options
 from toolwire.config.settings import Settings
-from toolwire.kafka import group_status, topic_max_message_bytes
+from toolwire.kafka import changelog_configs, group_status, topic_max_message_bytes
 from toolwire.stream.messages import InputMessage, Output, Sink
 from toolwire.stream.observe import Event
 from toolwire.stream.processor import Processor

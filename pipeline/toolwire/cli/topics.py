@@ -21,7 +21,7 @@ from toolwire.cli.common import (
     positive_int,
     positive_seconds,
 )
-from toolwire.kafka import TopicError
+from toolwire.kafka import TopicError, changelog_configs
 from toolwire.tools.topics import (
     ENV_PARTITIONS,
     ENV_REPLICATION,
@@ -80,7 +80,11 @@ def add(sub: Subparsers) -> None:
         description="Create the topics that do not exist (partitions, replication factor, "
                     "cleanup.policy, retention.ms from the contracts) and check that existing "
                     "ones have the contract's partition count and cleanup.policy. Nothing is "
-                    "created when any topic disagrees.")
+                    "created when any topic disagrees. The worker's changelog topics "
+                    "(TOOLWIRE_APP_ID-...-changelog) must have the chunks topic's partition "
+                    "count; one whose segment.ms, segment.bytes or delete.retention.ms differ "
+                    "from the worker's (TOOLWIRE_CHANGELOG_*) gets a line with the "
+                    "kafka-configs.sh command that changes them (not an error).")
     apply.add_argument("--bootstrap", default=None, metavar="HOST:PORT",
                        help="Kafka bootstrap servers (default: $KAFKA_BOOTSTRAP_SERVERS, "
                             "else the local development broker, started if needed)")
@@ -124,7 +128,9 @@ def run_apply(args: argparse.Namespace) -> int:
     bootstrap = args.bootstrap or find_broker(PROG, start=True)
     try:
         lines = asyncio.run(apply_topics(bootstrap, contracts, replication_factor=replication,
-                                         app_id=settings.app_id, timeout=args.timeout,
+                                         app_id=settings.app_id,
+                                         changelog=changelog_configs(settings),
+                                         timeout=args.timeout,
                                          security=security))
     except TopicMismatch as exc:
         raise Failure(f"\n{PROG}: ".join(exc.problems), PROG) from None

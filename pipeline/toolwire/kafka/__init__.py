@@ -20,6 +20,7 @@ from toolwire.kafka.clients import KafkaUnreachable, close_client, open_client, 
 from toolwire.kafka.group import GroupStatus, PartitionPosition, Stall, group_members, group_status
 from toolwire.kafka.topics import (
     TopicError,
+    changelog_configs,
     partition_counts,
     topic_configs,
     topic_max_message_bytes,
@@ -31,6 +32,7 @@ __all__ = [
     "PartitionPosition",
     "Stall",
     "TopicError",
+    "changelog_configs",
     "close_client",
     "group_members",
     "group_status",

@@ -1,5 +1,6 @@
 """What the broker says about topics: partition counts and configs (the admin reads behind
-``toolwire topics apply``), and the ``max.message.bytes`` a worker builds its records to fit.
+``toolwire topics apply``), the ``max.message.bytes`` a worker builds its records to fit, and
+the configs the worker gives its changelog topics.
 
 The topic contracts, and making a broker agree with them, are the operator's
 (:mod:`toolwire.tools.topics`); these reads are shared with the worker.
@@ -19,6 +20,23 @@ from toolwire.kafka.clients import open_client
 
 class TopicError(RuntimeError):
     """The broker refused or did not finish an operation on a topic."""
+
+
+def changelog_configs(settings: Settings) -> dict[str, str]:
+    """Topic configs of the tables' changelog topics (Faust adds ``cleanup.policy=compact``):
+    segments that roll, so that compaction runs, and tombstones kept for a bounded time, so
+    that a restore reads about the live keys and the last hour's deletions, not the whole
+    history (:class:`~toolwire.config.settings.Settings`, ``changelog_segment_seconds``). The
+    worker creates its changelogs with them; ``toolwire topics apply`` reports the changelogs
+    that differ (Kafka keeps an existing topic's configs)."""
+    configs = {
+        "segment.ms": str(int(settings.changelog_segment_seconds * 1000)),
+        "segment.bytes": str(settings.changelog_segment_bytes),
+        "delete.retention.ms": str(int(settings.changelog_tombstone_retention_seconds * 1000)),
+    }
+    if settings.min_insync_replicas is not None:
+        configs["min.insync.replicas"] = str(settings.min_insync_replicas)
+    return configs
 
 
 async def partition_counts(admin: Any, names: Sequence[str]) -> dict[str, int]:

@@ -265,6 +265,7 @@ async def _wait_ready(admin: Any, expected: Mapping[str, int | None], timeout: f
 
 async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
                        replication_factor: int = 1, app_id: str | None = None,
+                       changelog: Mapping[str, str] | None = None,
                        timeout: float = 30.0,
                        security: Mapping[str, Any] | None = None) -> list[str]:
     """Create the missing topics and check the existing ones; one line per topic for humans.
@@ -272,9 +273,13 @@ async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
     Every existing topic is checked before anything is created, so a disagreement leaves the
     broker as it was (short of a concurrent creation by someone else). With ``app_id``, the
     worker's changelog topics (``<app_id>-…-changelog``) must also have the chunks topic's
-    partition count. Raises :class:`TopicMismatch` listing every disagreement,
-    :class:`TopicError` when the broker refuses. ``security``: aiokafka connection options
-    (:func:`toolwire.config.security.client_options`).
+    partition count, and each whose configs differ from ``changelog`` (the configs the worker
+    creates them with, :func:`toolwire.kafka.changelog_configs`) gets a line after the
+    contracts' saying how to change them: Kafka keeps an existing topic's configs, and a
+    changelog created with its defaults is in practice never compacted. Those are reported,
+    not altered, as every existing topic is. Raises :class:`TopicMismatch` listing every
+    disagreement, :class:`TopicError` when the broker refuses. ``security``: aiokafka
+    connection options (:func:`toolwire.config.security.client_options`).
     """
     async with open_client(AIOKafkaAdminClient, bootstrap, start_timeout=timeout,
                            client_id="toolwire-topics", request_timeout_ms=int(timeout * 1000),
@@ -283,8 +288,11 @@ async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
         present = [c for c in contracts if c.name in existing]
         lines, problems = await _check_existing(admin, present, bootstrap)
         chunks = next((c for c in contracts if c.role is Sink.INPUT), None)
+        drifted: list[str] = []
         if app_id and chunks is not None:
-            problems += await _check_changelogs(admin, existing, app_id, chunks)
+            changelog_problems, drifted = await _check_changelogs(
+                admin, existing, app_id, chunks, changelog or {}, bootstrap)
+            problems += changelog_problems
         if problems:
             raise TopicMismatch(problems)
         missing = [c for c in contracts if c.name not in existing]
@@ -303,7 +311,7 @@ async def apply_topics(bootstrap: str, contracts: Sequence[Contract], *,
                 lines.update(raced_lines)
                 if problems:
                     raise TopicMismatch(problems)
-        return [lines[c.name] for c in contracts]
+        return [lines[c.name] for c in contracts] + drifted
 
 
 async def _existing(admin: Any, contracts: Sequence[Contract], replication_factor: int,
@@ -385,14 +393,30 @@ def _ok_line(contract: Contract, configs: Mapping[str, str]) -> str:
     return line
 
 
-async def _check_changelogs(admin: Any, existing: set[str], app_id: str,
-                            chunks: Contract) -> list[str]:
+async def _check_changelogs(admin: Any, existing: set[str], app_id: str, chunks: Contract,
+                            wanted: Mapping[str, str], bootstrap: str,
+                            ) -> tuple[list[str], list[str]]:
+    """``(problems, drift lines)`` of the changelog topics of app ``app_id``."""
     pattern = re.compile(re.escape(app_id) + r"-.+-changelog")
     changelogs = sorted(t for t in existing if pattern.fullmatch(t))
     counts = await partition_counts(admin, changelogs)
-    return [
+    problems = [
         f"changelog topic {t} has {n} partitions, the input topic {chunks.name} is to have "
         f"{chunks.partitions}: a table's partitions must match the input's; with no worker "
         f"running, delete the changelog topics of app {app_id} (their open responses and "
         f"dedupe markers are lost) or set {ENV_PARTITIONS}={n}"
         for t, n in sorted(counts.items()) if n != chunks.partitions]
+    configs = await topic_configs(admin, changelogs, wanted=list(wanted)) if wanted else {}
+    drift = []
+    for t in changelogs:
+        differ = {k: v for k, v in wanted.items() if configs.get(t, {}).get(k) != v}
+        if differ:
+            now = ", ".join(f"{k}={configs.get(t, {}).get(k)}" for k in differ)
+            drift.append(
+                f"changelog topic {t} has {now}; the worker creates its changelogs with "
+                f"{', '.join(f'{k}={v}' for k, v in differ.items())}, and Kafka keeps an "
+                f"existing topic's configs (left as they are; a restart restores every "
+                f"write the log was not compacted of). To change them, live: kafka-configs.sh "
+                f"--bootstrap-server {bootstrap} --alter --entity-type topics --entity-name "
+                f"{t} --add-config {','.join(f'{k}={v}' for k, v in differ.items())}")
+    return problems, drift
