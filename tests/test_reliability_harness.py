@@ -364,6 +364,27 @@ def test_supervised_restarts_status_75_within_its_bound_only(deployment: Deploym
     check_workers(supervised.workers)  # every exit was a 75 it answered
 
 
+def test_a_check_right_after_an_exit_75_restarts_it_rather_than_report_a_death(
+        deployment: Deployment) -> None:
+    # The watcher never looks (an hour between looks): only check() can see the exit.
+    supervised = Supervised(deployment, "c", 1, reason="test", launcher=stand_in(75),
+                            watch_every=3600)
+    try:
+        first = supervised.worker
+        first.process.wait(timeout=20)
+        supervised.check("right after its exit")  # not a WorkerExited: the 75 is restarted
+        assert supervised.exits == [75] and supervised.restarts == 1
+        assert supervised.worker is not first and supervised.events[0].worker == first.name
+        supervised.worker.process.wait(timeout=20)
+        with pytest.raises(AssertionError, match="once more than the scenario allows"):
+            supervised.check("after the second exit")
+        with pytest.raises(AssertionError, match="once more"):  # counted once, not again
+            supervised.check("again")
+        assert supervised.exits == [75, 75] and len(supervised.budget.refused) == 1
+    finally:
+        supervised.close()
+
+
 def test_supervised_leaves_another_exit_as_a_death(deployment: Deployment) -> None:
     supervised = Supervised(deployment, "d", 5, launcher=stand_in(1))
     try:
