@@ -36,7 +36,15 @@ async def _roundtrip(bootstrap: str) -> None:
     try:
         resp = await admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1)])
         assert [err for _, err, _ in resp.topic_errors] == [0]
-        described = await admin.describe_topics([topic])
+        # A broker's metadata cache learns of a new topic a little after CreateTopics returns
+        # (KRaft: the controller commits it, the broker replays it), so a describe made at
+        # once may list no partitions yet: look again, within a bound, before judging.
+        deadline = time.monotonic() + 15
+        while True:
+            described = await admin.describe_topics([topic])
+            if described[0].get("partitions") or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
         assert len(described[0]["partitions"]) == 3
     finally:
         await admin.close()
